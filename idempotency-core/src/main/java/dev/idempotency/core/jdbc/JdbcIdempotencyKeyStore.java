@@ -1,0 +1,151 @@
+package dev.idempotency.core.jdbc;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyRecord.Status;
+import dev.idempotency.core.KeyClaim;
+import dev.idempotency.core.StoredResponse;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.util.Assert;
+
+/**
+ * {@link IdempotencyKeyStore} on PostgreSQL through Spring's {@link JdbcOperations}.
+ * <p>
+ * A claim is one {@code INSERT ... ON CONFLICT DO NOTHING} on the primary key
+ * {@code (scope, idempotency_key)}, so concurrent claims of one key are decided by the
+ * database: exactly one inserts. Take-over, completion and release are single
+ * {@code UPDATE}/{@code DELETE} statements whose {@code WHERE} clause carries the guard
+ * (expired lease, owner token), so they too are decided by the row lock.
+ */
+public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
+
+	/** The default table name. */
+	public static final String DEFAULT_TABLE_NAME = "idempotency_key";
+
+	private static final int MAX_CLAIM_ATTEMPTS = 3;
+
+	private final JdbcOperations jdbc;
+
+	private final PostgresDialect.KeyStatements sql;
+
+	/**
+	 * Create a store on the default table.
+	 * @param jdbc the JDBC operations
+	 */
+	public JdbcIdempotencyKeyStore(JdbcOperations jdbc) {
+		this(jdbc, DEFAULT_TABLE_NAME);
+	}
+
+	/**
+	 * Create a store on the given table.
+	 * @param jdbc the JDBC operations
+	 * @param tableName the table name, optionally schema-qualified
+	 */
+	public JdbcIdempotencyKeyStore(JdbcOperations jdbc, String tableName) {
+		Assert.notNull(jdbc, "jdbc must not be null");
+		this.jdbc = jdbc;
+		this.sql = new PostgresDialect.KeyStatements(tableName);
+	}
+
+	@Override
+	public ClaimResult claim(KeyClaim claim) {
+		Assert.notNull(claim, "claim must not be null");
+		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+			String owner = UUID.randomUUID().toString();
+			int inserted = this.jdbc.update(this.sql.claim, claim.scope(), claim.key(), claim.requestHash(), owner,
+					claim.lease().toMillis(), claim.retention().toMillis());
+			if (inserted == 1) {
+				return new ClaimResult.Claimed(owner);
+			}
+			Found found = read(claim.scope(), claim.key());
+			if (found != null && !found.expired) {
+				return new ClaimResult.Existing(found.record);
+			}
+			if (found != null) {
+				// Past its retention but not yet cleaned up: it protects nothing any
+				// more.
+				this.jdbc.update(this.sql.deleteExpired, claim.scope(), claim.key());
+			}
+		}
+		throw new IllegalStateException("Could not claim the key after " + MAX_CLAIM_ATTEMPTS
+				+ " attempts: its row kept changing between insert and read");
+	}
+
+	@Override
+	public Optional<String> takeOver(String scope, String key, Duration lease) {
+		Assert.isTrue(lease != null && lease.toMillis() > 0, "lease must be positive");
+		String owner = UUID.randomUUID().toString();
+		int updated = this.jdbc.update(this.sql.takeOver, owner, lease.toMillis(), scope, key);
+		return (updated == 1) ? Optional.of(owner) : Optional.empty();
+	}
+
+	@Override
+	public boolean complete(String scope, String key, String owner, StoredResponse response, Duration retention) {
+		Assert.notNull(response, "response must not be null");
+		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
+		return this.jdbc.update(this.sql.complete, response.status(), HeaderCodec.encode(response.headers()),
+				response.body(), retention.toMillis(), scope, key, owner) == 1;
+	}
+
+	@Override
+	public boolean release(String scope, String key, String owner) {
+		return this.jdbc.update(this.sql.release, scope, key, owner) == 1;
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> find(String scope, String key) {
+		Found found = read(scope, key);
+		return (found != null && !found.expired) ? Optional.of(found.record) : Optional.empty();
+	}
+
+	private @Nullable Found read(String scope, String key) {
+		List<Found> rows = this.jdbc.query(this.sql.find, this::mapRow, scope, key);
+		return rows.isEmpty() ? null : rows.get(0);
+	}
+
+	private Found mapRow(ResultSet rs, int rowNum) throws SQLException {
+		Status status = Status.valueOf(rs.getString("status"));
+		StoredResponse response = null;
+		if (status == Status.DONE) {
+			String headers = rs.getString("response_headers");
+			byte[] body = rs.getBytes("response_body");
+			response = new StoredResponse(rs.getInt("http_status"),
+					(headers != null) ? HeaderCodec.decode(headers) : java.util.Map.of(),
+					(body != null) ? body : new byte[0]);
+		}
+		IdempotencyRecord record = new IdempotencyRecord(rs.getString("scope"), rs.getString("idempotency_key"),
+				rs.getString("request_hash"), status, response, instant(rs, "locked_until"),
+				requiredInstant(rs, "created_at"), instant(rs, "completed_at"), requiredInstant(rs, "expires_at"),
+				requiredInstant(rs, "read_at"));
+		return new Found(record, rs.getBoolean("expired"));
+	}
+
+	private static @Nullable Instant instant(ResultSet rs, String column) throws SQLException {
+		Timestamp timestamp = rs.getTimestamp(column);
+		return (timestamp != null) ? timestamp.toInstant() : null;
+	}
+
+	private static Instant requiredInstant(ResultSet rs, String column) throws SQLException {
+		Instant instant = instant(rs, column);
+		if (instant == null) {
+			throw new SQLException("Column " + column + " is null");
+		}
+		return instant;
+	}
+
+	private record Found(IdempotencyRecord record, boolean expired) {
+	}
+
+}

@@ -1,0 +1,109 @@
+package dev.idempotency.core.jdbc;
+
+/**
+ * The SQL of the stores for PostgreSQL. Durations travel as milliseconds and all times
+ * come from the database clock, so that leases mean the same on every instance.
+ */
+final class PostgresDialect {
+
+	private PostgresDialect() {
+	}
+
+	static final class KeyStatements {
+
+		final String claim;
+
+		final String find;
+
+		final String deleteExpired;
+
+		final String takeOver;
+
+		final String complete;
+
+		final String release;
+
+		KeyStatements(String table) {
+			this.claim = format("""
+					INSERT INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
+					                     created_at, expires_at)
+					VALUES (?, ?, ?, 'IN_PROGRESS', ?, now() + ? * interval '1 millisecond',
+					        now(), now() + ? * interval '1 millisecond')
+					ON CONFLICT (scope, idempotency_key) DO NOTHING
+					""", table);
+			this.find = format("""
+					SELECT scope, idempotency_key, request_hash, status, http_status, response_headers,
+					       response_body, locked_until, created_at, completed_at, expires_at,
+					       now() AS read_at, expires_at <= now() AS expired
+					FROM %TABLE%
+					WHERE scope = ? AND idempotency_key = ?
+					""", table);
+			this.deleteExpired = format("""
+					DELETE FROM %TABLE%
+					WHERE scope = ? AND idempotency_key = ? AND expires_at <= now()
+					""", table);
+			this.takeOver = format("""
+					UPDATE %TABLE%
+					SET owner = ?, locked_until = now() + ? * interval '1 millisecond'
+					WHERE scope = ? AND idempotency_key = ? AND status = 'IN_PROGRESS'
+					  AND locked_until <= now() AND expires_at > now()
+					""", table);
+			this.complete = format("""
+					UPDATE %TABLE%
+					SET status = 'DONE', http_status = ?, response_headers = ?, response_body = ?,
+					    owner = NULL, locked_until = NULL, completed_at = now(),
+					    expires_at = now() + ? * interval '1 millisecond'
+					WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
+					""", table);
+			this.release = format("""
+					DELETE FROM %TABLE%
+					WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
+					""", table);
+		}
+
+	}
+
+	static final class EventStatements {
+
+		final String mark;
+
+		final String markAll;
+
+		final String exists;
+
+		EventStatements(String table) {
+			this.mark = format("""
+					INSERT INTO %TABLE% (consumer_group, event_id, processed_at)
+					VALUES (?, ?, now())
+					ON CONFLICT (consumer_group, event_id) DO NOTHING
+					""", table);
+			this.markAll = format("""
+					INSERT INTO %TABLE% (consumer_group, event_id, processed_at)
+					SELECT ?, event_id, now() FROM unnest(?::text[]) AS ids (event_id)
+					ON CONFLICT (consumer_group, event_id) DO NOTHING
+					RETURNING event_id
+					""", table);
+			this.exists = format("""
+					SELECT EXISTS (SELECT 1 FROM %TABLE% WHERE consumer_group = ? AND event_id = ?)
+					""", table);
+		}
+
+	}
+
+	/**
+	 * Delete one bounded batch of the rows matching a condition. {@code SKIP LOCKED} lets
+	 * several instances clean the same table without waiting on each other.
+	 */
+	static String deleteBatch(String table, String condition) {
+		return format("""
+				DELETE FROM %TABLE%
+				WHERE ctid = ANY (ARRAY(
+				    SELECT ctid FROM %TABLE% WHERE %CONDITION% LIMIT ? FOR UPDATE SKIP LOCKED))
+				""", table).replace("%CONDITION%", condition);
+	}
+
+	private static String format(String sql, String table) {
+		return sql.replace("%TABLE%", TableNames.check(table));
+	}
+
+}

@@ -1,0 +1,91 @@
+package dev.idempotency.core.jdbc;
+
+import java.time.Duration;
+import java.util.Arrays;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.transaction.support.TransactionOperations;
+import org.springframework.util.Assert;
+
+/**
+ * Deletes old rows in bounded batches, one short transaction per batch, so that cleanup
+ * of millions of rows never holds locks or a snapshot for long. Rows another instance is
+ * deleting at the same moment are skipped, not waited for.
+ */
+public final class RetentionCleaner {
+
+	private static final Log logger = LogFactory.getLog(RetentionCleaner.class);
+
+	private final JdbcOperations jdbc;
+
+	private final TransactionOperations transactions;
+
+	/**
+	 * Create a cleaner.
+	 * @param jdbc the JDBC operations
+	 * @param transactions runs each batch in a transaction of its own (propagation
+	 * {@code REQUIRES_NEW} or a template used outside any transaction)
+	 */
+	public RetentionCleaner(JdbcOperations jdbc, TransactionOperations transactions) {
+		Assert.notNull(jdbc, "jdbc must not be null");
+		Assert.notNull(transactions, "transactions must not be null");
+		this.jdbc = jdbc;
+		this.transactions = transactions;
+	}
+
+	/**
+	 * Delete one batch of old rows in one transaction.
+	 * @param target the table and condition
+	 * @param batchSize the most rows to delete
+	 * @return how many rows were deleted
+	 */
+	public int deleteBatch(RetentionTarget target, int batchSize) {
+		Assert.notNull(target, "target must not be null");
+		Assert.isTrue(batchSize > 0, "batchSize must be positive");
+		String sql = PostgresDialect.deleteBatch(target.table(), target.condition());
+		Object[] parameters = Arrays.copyOf(target.parameters(), target.parameters().length + 1);
+		parameters[parameters.length - 1] = batchSize;
+		Integer deleted = this.transactions.execute((status) -> this.jdbc.update(sql, parameters));
+		return (deleted != null) ? deleted : 0;
+	}
+
+	/**
+	 * Delete old rows batch by batch until a batch comes back short.
+	 * @param target the table and condition
+	 * @param batchSize the most rows per batch (and per transaction)
+	 * @param pause the pause between batches, to leave room to other work
+	 * @return how many rows were deleted in all
+	 */
+	public long deleteAll(RetentionTarget target, int batchSize, Duration pause) {
+		Assert.notNull(pause, "pause must not be null");
+		long total = 0;
+		int deleted;
+		do {
+			deleted = deleteBatch(target, batchSize);
+			total += deleted;
+			if (deleted == batchSize && !pause.isZero() && !sleep(pause)) {
+				break;
+			}
+		}
+		while (deleted == batchSize);
+		if (total > 0 && logger.isDebugEnabled()) {
+			logger.debug("Deleted " + total + " old rows of " + target);
+		}
+		return total;
+	}
+
+	private static boolean sleep(Duration pause) {
+		try {
+			Thread.sleep(pause.toMillis());
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+}

@@ -1,0 +1,78 @@
+package dev.idempotency.core.jdbc;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+import org.springframework.core.io.ByteArrayResource;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
+import org.springframework.util.Assert;
+import org.springframework.util.StreamUtils;
+
+/**
+ * The schema scripts shipped in the jars, with the configured table names filled in.
+ * <p>
+ * A script names each table by a placeholder: {@code @@name_table@@} for the table and
+ * {@code @@name_index@@} for the unqualified name that prefixes its indexes. The Flyway
+ * migrations under {@value #FLYWAY_LOCATION} create the same tables under their default
+ * names.
+ */
+public final class SchemaScripts {
+
+	/** The schema script of idempotency-core, on the class path. */
+	public static final String CORE_SCRIPT = "dev/idempotency/core/jdbc/schema-postgresql.sql";
+
+	/** The Flyway location of all migrations of the idempotency modules. */
+	public static final String FLYWAY_LOCATION = "classpath:db/idempotency/postgresql";
+
+	private SchemaScripts() {
+	}
+
+	/**
+	 * Read a script from the class path and fill in the table names.
+	 * @param script the class path location of the script
+	 * @param tables table names by placeholder name, such as
+	 * {@code "idempotency_key" -> "billing.idempotency_key"}
+	 * @return the script
+	 */
+	public static String render(String script, Map<String, String> tables) {
+		Assert.hasText(script, "script must not be empty");
+		String text;
+		try {
+			text = StreamUtils.copyToString(new ClassPathResource(script).getInputStream(), StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read schema script " + script, ex);
+		}
+		for (Map.Entry<String, String> table : tables.entrySet()) {
+			text = text.replace("@@" + table.getKey() + "_table@@", TableNames.check(table.getValue()))
+				.replace("@@" + table.getKey() + "_index@@", TableNames.unqualified(table.getValue()));
+		}
+		Assert.state(!text.contains("@@"), () -> "Schema script " + script + " has placeholders with no table name");
+		return text;
+	}
+
+	/**
+	 * Return a populator that runs a script with the table names filled in.
+	 * @param script the class path location of the script
+	 * @param tables table names by placeholder name
+	 * @return the populator
+	 */
+	public static ResourceDatabasePopulator populator(String script, Map<String, String> tables) {
+		return new ResourceDatabasePopulator(
+				new ByteArrayResource(render(script, tables).getBytes(StandardCharsets.UTF_8), script));
+	}
+
+	/**
+	 * The table names of idempotency-core by placeholder name.
+	 * @param keyTable the idempotency key table
+	 * @param processedEventTable the processed-event table
+	 * @return the map for {@link #render} and {@link #populator}
+	 */
+	public static Map<String, String> coreTables(String keyTable, String processedEventTable) {
+		return Map.of("idempotency_key", keyTable, "processed_event", processedEventTable);
+	}
+
+}
