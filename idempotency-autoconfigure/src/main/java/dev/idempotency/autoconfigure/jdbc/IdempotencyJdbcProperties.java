@@ -1,0 +1,79 @@
+package dev.idempotency.autoconfigure.jdbc;
+
+import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
+import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
+import dev.idempotency.core.jdbc.SchemaScripts;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.jdbc.init.DatabaseInitializationProperties;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+
+/**
+ * Configuration properties of the JDBC stores.
+ */
+@ConfigurationProperties("idempotency.jdbc")
+public class IdempotencyJdbcProperties extends DatabaseInitializationProperties {
+
+	private static final String DEFAULT_SCHEMA_LOCATION = "classpath:" + SchemaScripts.CORE_SCRIPT;
+
+	/**
+	 * Database schema of the tables. When not set, the tables are found through the
+	 * connection's search path.
+	 */
+	private @Nullable String tableSchema;
+
+	/**
+	 * Name of the idempotency key table.
+	 */
+	private String idempotencyKeyTable = JdbcIdempotencyKeyStore.DEFAULT_TABLE_NAME;
+
+	/**
+	 * Name of the processed-event table.
+	 */
+	private String processedEventTable = JdbcProcessedEventStore.DEFAULT_TABLE_NAME;
+
+	public IdempotencyJdbcProperties() {
+		setInitializeSchema(DatabaseInitializationMode.EMBEDDED);
+	}
+
+	@Override
+	public String getDefaultSchemaLocation() {
+		return DEFAULT_SCHEMA_LOCATION;
+	}
+
+	public @Nullable String getTableSchema() {
+		return this.tableSchema;
+	}
+
+	public void setTableSchema(@Nullable String tableSchema) {
+		this.tableSchema = tableSchema;
+	}
+
+	public String getIdempotencyKeyTable() {
+		return this.idempotencyKeyTable;
+	}
+
+	public void setIdempotencyKeyTable(String idempotencyKeyTable) {
+		this.idempotencyKeyTable = idempotencyKeyTable;
+	}
+
+	public String getProcessedEventTable() {
+		return this.processedEventTable;
+	}
+
+	public void setProcessedEventTable(String processedEventTable) {
+		this.processedEventTable = processedEventTable;
+	}
+
+	/**
+	 * Return a table name qualified by {@link #getTableSchema()} when one is set.
+	 * @param table the table name
+	 * @return the qualified name
+	 */
+	public String qualify(String table) {
+		return (this.tableSchema != null && !this.tableSchema.isBlank() && table.indexOf('.') < 0)
+				? this.tableSchema + "." + table : table;
+	}
+
+}
