@@ -1,0 +1,37 @@
+package dev.idempotency.benchmarks;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Keeps the benchmarks runnable: every scenario does real work in a very short run. The
+ * figures themselves come from {@code -Pbenchmarks}, never from a test.
+ */
+class BenchmarksSmokeTests {
+
+	@Test
+	void everyScenarioProcessesEventsAndIsPrinted() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		Map<String, List<Double>> results = Benchmarks.run(Duration.ofMillis(200), 1, 2,
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(results).hasSize(7)
+			.allSatisfy((name, values) -> assertThat(values).singleElement()
+				.satisfies((value) -> assertThat(value).isPositive()));
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("ratio").contains("1.00");
+	}
+
+	@Test
+	void medianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
+		assertThat(Benchmarks.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
+		assertThat(Benchmarks.median(List.of(5.0, 1.0, 3.0))).isEqualTo(3.0);
+	}
+
+}
