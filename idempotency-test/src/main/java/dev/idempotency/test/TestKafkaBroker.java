@@ -3,6 +3,7 @@ package dev.idempotency.test;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
 
@@ -20,6 +21,8 @@ public final class TestKafkaBroker {
 	private static volatile @Nullable TestKafkaBroker instance;
 
 	private final EmbeddedKafkaKraftBroker broker;
+
+	private final AtomicBoolean stopped = new AtomicBoolean();
 
 	private TestKafkaBroker(EmbeddedKafkaKraftBroker broker) {
 		this.broker = broker;
@@ -50,8 +53,20 @@ public final class TestKafkaBroker {
 				"group.initial.rebalance.delay.ms", "0", "transaction.state.log.replication.factor", "1",
 				"transaction.state.log.min.isr", "1", "offsets.topic.replication.factor", "1"));
 		broker.afterPropertiesSet();
-		Runtime.getRuntime().addShutdownHook(new Thread(broker::destroy, "embedded-kafka-stop"));
-		return new TestKafkaBroker(broker);
+		TestKafkaBroker testBroker = new TestKafkaBroker(broker);
+		Runtime.getRuntime().addShutdownHook(new Thread(testBroker::stop, "embedded-kafka-stop"));
+		return testBroker;
+	}
+
+	/**
+	 * Stop the broker. Programs (not tests) call this before they exit, so that the
+	 * broker stops before the JVM deletes its temporary files; otherwise the JVM stops it
+	 * on exit.
+	 */
+	public void stop() {
+		if (this.stopped.compareAndSet(false, true)) {
+			this.broker.destroy();
+		}
 	}
 
 	/**

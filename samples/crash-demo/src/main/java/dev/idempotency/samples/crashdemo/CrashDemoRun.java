@@ -39,7 +39,10 @@ final class CrashDemoRun {
 
 	private static final Duration STARTUP = Duration.ofSeconds(120);
 
-	/** Kubernetes waits this long after SIGTERM before SIGKILL; 30 s by default, shortened here. */
+	/**
+	 * Kubernetes waits this long after SIGTERM before SIGKILL; 30 s by default, shortened
+	 * here.
+	 */
 	private static final Duration GRACE_PERIOD = Duration.ofSeconds(5);
 
 	private final PrintStream out;
@@ -79,10 +82,11 @@ final class CrashDemoRun {
 			throws Exception {
 		String topic = "orders.confirmed." + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
 		String group = "billing-" + variant;
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers()))) {
 			admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
-			publish(broker, topic, new OrderConfirmed(UUID.randomUUID().toString(), "order-" + variant,
-					new BigDecimal(1200), "RUB"));
+			publish(broker, topic,
+					new OrderConfirmed(UUID.randomUUID().toString(), "order-" + variant, new BigDecimal(1200), "RUB"));
 			this.out.println("[" + variant + "] event published; starting the consumer");
 			Consumer first = Consumer.start(variant, consumerArguments(variant, topic, group, schema, broker, true),
 					this.out);
@@ -125,8 +129,8 @@ final class CrashDemoRun {
 			}
 			Thread.sleep(200);
 		}
-		throw new IllegalStateException("The restarted consumer of group " + group + " did not commit its offset within "
-				+ timeout.toSeconds() + " s");
+		throw new IllegalStateException("The restarted consumer of group " + group
+				+ " did not commit its offset within " + timeout.toSeconds() + " s");
 	}
 
 	private static List<String> consumerArguments(String variant, String topic, String group, TestSchema schema,
@@ -138,8 +142,8 @@ final class CrashDemoRun {
 				"--spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
 				"--spring.kafka.consumer.group-id=" + group, "--spring.kafka.consumer.auto-offset-reset=earliest",
 				"--spring.kafka.listener.ack-mode=record", "--idempotency.jdbc.initialize-schema=always",
-				"--spring.main.banner-mode=off", "--logging.level.root=WARN",
-				"--logging.level.org.apache.kafka=ERROR", "--spring.lifecycle.timeout-per-shutdown-phase=3s");
+				"--spring.main.banner-mode=off", "--logging.level.root=WARN", "--logging.level.org.apache.kafka=ERROR",
+				"--spring.lifecycle.timeout-per-shutdown-phase=3s");
 	}
 
 	/**
@@ -228,7 +232,8 @@ final class CrashDemoRun {
 
 		private static boolean isBootJar(String path) throws IOException {
 			try (JarFile jar = new JarFile(path)) {
-				return jar.getManifest() != null && jar.getManifest().getMainAttributes().getValue("Start-Class") != null;
+				return jar.getManifest() != null
+						&& jar.getManifest().getMainAttributes().getValue("Start-Class") != null;
 			}
 		}
 

@@ -30,7 +30,8 @@ class IdempotentChargeListener {
 	@IdempotentListener
 	void onOrderConfirmed(ConsumerRecord<String, String> record) {
 		this.charges.charge("idempotent", OrderConfirmed.parse(record.value()));
-		// The same hanging downstream call, after the commit and before the offset commit.
+		// The same hanging downstream call, after the commit and before the offset
+		// commit.
 		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 			@Override
 			public void afterCommit() {

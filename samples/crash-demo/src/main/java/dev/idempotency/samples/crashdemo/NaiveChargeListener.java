@@ -40,8 +40,8 @@ class NaiveChargeListener {
 	void onOrderConfirmed(ConsumerRecord<String, String> record) {
 		Header header = record.headers().lastHeader("event-id");
 		String eventId = new String(header.value(), StandardCharsets.UTF_8);
-		Boolean processed = this.jdbc.queryForObject(
-				"SELECT EXISTS (SELECT 1 FROM naive_processed WHERE event_id = ?)", Boolean.class, eventId);
+		Boolean processed = this.jdbc.queryForObject("SELECT EXISTS (SELECT 1 FROM naive_processed WHERE event_id = ?)",
+				Boolean.class, eventId);
 		if (Boolean.TRUE.equals(processed)) {
 			return;
 		}

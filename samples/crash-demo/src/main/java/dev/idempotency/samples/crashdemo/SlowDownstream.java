@@ -5,8 +5,8 @@ import java.time.Duration;
 /**
  * What runs after the charge has committed and before the listener returns, so before the
  * offset commit: a call to a downstream service that hangs on the first run. It ignores
- * interrupts, as a blocked socket read does, so the graceful shutdown cannot finish it and
- * the process is killed in the window between the two commits.
+ * interrupts, as a blocked socket read does, so the graceful shutdown cannot finish it
+ * and the process is killed in the window between the two commits.
  */
 class SlowDownstream {
 
