@@ -323,6 +323,12 @@ class ListenerTestConfiguration {
 				.toList();
 			ids.forEach((id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('batch', ?)", id));
 			this.calls.recordBatch("batch", ids);
+			for (String id : ids) {
+				if (id.startsWith("fail-once")
+						&& this.attempts.computeIfAbsent(id, (key) -> new AtomicInteger()).incrementAndGet() == 1) {
+					throw new IllegalStateException("Batch listener failed");
+				}
+			}
 		}
 
 		@KafkaListener(id = "payloadBatch", topics = "payload-batch-events", groupId = "payload-batch-group",
