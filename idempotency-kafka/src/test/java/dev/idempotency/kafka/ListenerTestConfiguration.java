@@ -47,6 +47,7 @@ import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.transaction.KafkaTransactionManager;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.Header;
@@ -179,6 +180,28 @@ class ListenerTestConfiguration {
 		return factory;
 	}
 
+	/**
+	 * A Kafka transaction manager in the context: idempotent listeners must still pick
+	 * the database one.
+	 */
+	@Bean
+	KafkaTransactionManager<String, String> kafkaTransactionManager(Environment environment) {
+		DefaultKafkaProducerFactory<String, String> producerFactory = new DefaultKafkaProducerFactory<>(
+				producerProperties(environment.getRequiredProperty("spring.kafka.bootstrap-servers")));
+		producerFactory.setTransactionIdPrefix("idempotency-test-");
+		return new KafkaTransactionManager<>(producerFactory);
+	}
+
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> kafkaTransactionFactory(
+			ConsumerFactory<String, String> consumerFactory, DefaultErrorHandler errorHandler,
+			KafkaTransactionManager<String, String> kafkaTransactionManager) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = kafkaListenerContainerFactory(consumerFactory,
+				errorHandler);
+		factory.getContainerProperties().setKafkaAwareTransactionManager(kafkaTransactionManager);
+		return factory;
+	}
+
 	@Bean
 	Calls calls() {
 		return new Calls();
@@ -293,6 +316,17 @@ class ListenerTestConfiguration {
 			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
 			if (payload.startsWith("fail-always") || (payload.startsWith("fail-once") && attempt == 1)) {
 				throw new IllegalStateException("Listener failed on attempt " + attempt);
+			}
+		}
+
+		@KafkaListener(id = "kafkaTransaction", topics = "kafka-transaction-events",
+				groupId = "kafka-transaction-group", containerFactory = "kafkaTransactionFactory")
+		@IdempotentListener
+		void onKafkaTransaction(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("kafkaTransaction", eventId, payload);
+			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
+			if (payload.startsWith("fail-once") && attempt == 1) {
+				throw new IllegalStateException("Listener failed inside a Kafka transaction");
 			}
 		}
 
