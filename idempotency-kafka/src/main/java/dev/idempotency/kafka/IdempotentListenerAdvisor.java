@@ -62,6 +62,24 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	}
 
 	/**
+	 * Return the name of the header that carries the event id for listeners that do not
+	 * name one.
+	 * @return the header name
+	 */
+	public String getEventIdHeader() {
+		return this.interceptor.getEventIdHeader();
+	}
+
+	/**
+	 * Return the name of the transaction manager bean for listeners that do not name one.
+	 * @return the bean name, or {@code null} to pick the only database transaction
+	 * manager
+	 */
+	public @Nullable String getTransactionManagerName() {
+		return this.interceptor.getTransactionManagerName();
+	}
+
+	/**
 	 * Set the store to mark events in, instead of the {@link ProcessedEventStore} bean.
 	 * @param store the store
 	 */

@@ -72,6 +72,14 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		this.transactionManagerName = transactionManagerName;
 	}
 
+	String getEventIdHeader() {
+		return this.eventIdHeader;
+	}
+
+	@Nullable String getTransactionManagerName() {
+		return this.transactionManagerName;
+	}
+
 	/**
 	 * Return whether the method is an idempotent listener, validating its signature.
 	 */

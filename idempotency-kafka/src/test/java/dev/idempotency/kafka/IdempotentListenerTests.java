@@ -166,6 +166,25 @@ class IdempotentListenerTests {
 	}
 
 	@Test
+	void containerWithKafkaTransactionManagerSkipsDuplicatesAndCommitsOffsetsInItsTransaction() throws Exception {
+		String eventId = newId("kafka-tx");
+		String failing = newId("kafka-tx-failing");
+		send(this.kafka, "kafka-transaction-events", eventId, "first");
+		send(this.kafka, "kafka-transaction-events", eventId, "second");
+		send(this.kafka, "kafka-transaction-events", failing, "fail-once");
+		RecordMetadata sentinel = KafkaTestSupport.sendForMetadata(this.kafka, "kafka-transaction-events",
+				newId("sentinel"), "sentinel");
+		assertThat(this.calls.until("kafkaTransaction", failing)).containsExactly(eventId, failing);
+		// The failed attempt rolled back both transactions and was retried.
+		assertThat(this.calls.until("kafkaTransaction", failing)).containsExactly(failing);
+		assertThat(awaitCommitted("kafka-transaction-group", new TopicPartition(sentinel.topic(), sentinel.partition()),
+				sentinel.offset() + 1))
+			.isGreaterThanOrEqualTo(sentinel.offset() + 1);
+		assertThat(effects("kafkaTransaction", eventId)).containsExactly("first");
+		assertThat(effects("kafkaTransaction", failing)).containsExactly("fail-once");
+	}
+
+	@Test
 	void manualImmediateAcknowledgmentFollowedByAFailureCommitsNoOffset() throws Exception {
 		String eventId = newId("ack-then-fail");
 		TopicPartition partition = send(this.kafka, "manual-events", eventId, "ack-then-fail-once-" + eventId);

@@ -47,6 +47,7 @@ import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.transaction.KafkaTransactionManager;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.Header;
@@ -179,6 +180,28 @@ class ListenerTestConfiguration {
 		return factory;
 	}
 
+	/**
+	 * A Kafka transaction manager in the context: idempotent listeners must still pick
+	 * the database one.
+	 */
+	@Bean
+	KafkaTransactionManager<String, String> kafkaTransactionManager(Environment environment) {
+		DefaultKafkaProducerFactory<String, String> producerFactory = new DefaultKafkaProducerFactory<>(
+				producerProperties(environment.getRequiredProperty("spring.kafka.bootstrap-servers")));
+		producerFactory.setTransactionIdPrefix("idempotency-test-");
+		return new KafkaTransactionManager<>(producerFactory);
+	}
+
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> kafkaTransactionFactory(
+			ConsumerFactory<String, String> consumerFactory, DefaultErrorHandler errorHandler,
+			KafkaTransactionManager<String, String> kafkaTransactionManager) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = kafkaListenerContainerFactory(consumerFactory,
+				errorHandler);
+		factory.getContainerProperties().setKafkaAwareTransactionManager(kafkaTransactionManager);
+		return factory;
+	}
+
 	@Bean
 	Calls calls() {
 		return new Calls();
@@ -296,6 +319,17 @@ class ListenerTestConfiguration {
 			}
 		}
 
+		@KafkaListener(id = "kafkaTransaction", topics = "kafka-transaction-events",
+				groupId = "kafka-transaction-group", containerFactory = "kafkaTransactionFactory")
+		@IdempotentListener
+		void onKafkaTransaction(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("kafkaTransaction", eventId, payload);
+			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
+			if (payload.startsWith("fail-once") && attempt == 1) {
+				throw new IllegalStateException("Listener failed inside a Kafka transaction");
+			}
+		}
+
 		@KafkaListener(id = "manual", topics = "manual-events", groupId = "manual-group",
 				containerFactory = "manualImmediateFactory")
 		@IdempotentListener
@@ -323,6 +357,12 @@ class ListenerTestConfiguration {
 				.toList();
 			ids.forEach((id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('batch', ?)", id));
 			this.calls.recordBatch("batch", ids);
+			for (String id : ids) {
+				if (id.startsWith("fail-once")
+						&& this.attempts.computeIfAbsent(id, (key) -> new AtomicInteger()).incrementAndGet() == 1) {
+					throw new IllegalStateException("Batch listener failed");
+				}
+			}
 		}
 
 		@KafkaListener(id = "payloadBatch", topics = "payload-batch-events", groupId = "payload-batch-group",
