@@ -23,6 +23,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
+import org.springframework.core.Ordered;
 import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.util.Assert;
 
@@ -38,7 +39,7 @@ import org.springframework.util.Assert;
  * ({@link #producerConfig(Map)}): it keeps the order of records in a partition across its
  * internal retries.
  */
-public final class KafkaOutboxDestination implements OutboxDestination {
+public final class KafkaOutboxDestination implements OutboxDestination, Ordered {
 
 	private final KafkaOperations<byte[], byte[]> kafka;
 
@@ -91,6 +92,16 @@ public final class KafkaOutboxDestination implements OutboxDestination {
 		config.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
 		config.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
 		return config;
+	}
+
+	/**
+	 * Come after destinations for particular names, since this one takes every name by
+	 * default.
+	 * @return the lowest precedence
+	 */
+	@Override
+	public int getOrder() {
+		return Ordered.LOWEST_PRECEDENCE;
 	}
 
 	@Override
