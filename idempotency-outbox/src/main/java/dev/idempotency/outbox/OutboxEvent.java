@@ -42,11 +42,16 @@ public final class OutboxEvent {
 		this.messageKey = builder.messageKey;
 		this.payload = builder.payload;
 		this.eventId = (builder.eventId != null) ? builder.eventId : UUID.randomUUID().toString();
-		this.eventType = (builder.eventType != null || builder.payload instanceof byte[]) ? builder.eventType
-				: builder.payload.getClass().getSimpleName();
+		this.eventType = (builder.eventType != null) ? builder.eventType : defaultEventType(builder.payload);
 		this.idempotencyKey = (builder.idempotencyKey != null) ? builder.idempotencyKey
 				: deriveIdempotencyKey(this.eventId);
 		this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.headers));
+	}
+
+	private static @Nullable String defaultEventType(Object payload) {
+		// A JDK type (a Map, a String, bytes) says nothing about the event.
+		Class<?> type = payload.getClass();
+		return (type.isArray() || type.getName().startsWith("java.")) ? null : type.getSimpleName();
 	}
 
 	/**
@@ -199,7 +204,8 @@ public final class OutboxEvent {
 		}
 
 		/**
-		 * Set the event type (default: the simple class name of an object payload).
+		 * Set the event type (default: the simple class name of an object payload of an
+		 * application type).
 		 * @param eventType the event type
 		 * @return this builder
 		 */

@@ -148,6 +148,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.name = builder.name;
 		this.owner = builder.name + "-" + UUID.randomUUID();
 		this.hook = builder.hook;
+		this.lastReap = System.nanoTime() - this.reapInterval.toNanos();
 	}
 
 	/**
@@ -179,7 +180,9 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	/**
-	 * Claim, deliver and mark one batch on the calling thread.
+	 * Claim, deliver and mark one batch on the calling thread, for applications that
+	 * schedule the relay themselves instead of {@link #start() starting} it. Not to be
+	 * called concurrently on one relay.
 	 * @return how many rows were claimed
 	 */
 	public int runOnce() {

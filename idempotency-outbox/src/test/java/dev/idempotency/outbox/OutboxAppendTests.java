@@ -70,6 +70,15 @@ class OutboxAppendTests {
 	}
 
 	@Test
+	void eventTypeDefaultsToTheApplicationTypeOfThePayloadOnly() {
+		assertThat(OutboxEvent.to("orders").payload(new OrderPlaced("o", 1)).build().getEventType())
+			.isEqualTo("OrderPlaced");
+		assertThat(OutboxEvent.to("orders").payload(Map.of("n", 1)).build().getEventType()).isNull();
+		assertThat(OutboxEvent.to("orders").payload(new byte[] { 1 }).build().getEventType()).isNull();
+		assertThat(OutboxEvent.to("orders").payload("text").eventType("Note").build().getEventType()).isEqualTo("Note");
+	}
+
+	@Test
 	void rolledBackAppendLeavesNoRowAndWakesNobody() {
 		AtomicInteger wakeUps = new AtomicInteger();
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.jdbc.getDataSource(), "append_outbox");

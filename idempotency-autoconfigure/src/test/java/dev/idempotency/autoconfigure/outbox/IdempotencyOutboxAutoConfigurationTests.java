@@ -24,12 +24,14 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -127,6 +129,14 @@ class IdempotencyOutboxAutoConfigurationTests {
 				.as("the application still injects its own producer factory")
 				.isSameAs(context.getBean("producerFactory"));
 		});
+	}
+
+	@Test
+	void worksWithoutSpringKafkaOnTheClasspath() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(KafkaTemplate.class, ProducerFactory.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.run((context) -> assertThat(context).hasSingleBean(OutboxRelay.class)
+				.doesNotHaveBean(KafkaOutboxDestination.class));
 	}
 
 	@Test
