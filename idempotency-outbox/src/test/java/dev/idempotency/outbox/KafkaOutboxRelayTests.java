@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 
 import dev.idempotency.core.EventHeaders;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
@@ -26,6 +27,7 @@ import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -58,7 +60,7 @@ class KafkaOutboxRelayTests {
 		this.broker = broker;
 	}
 
-	@org.junit.jupiter.api.AfterEach
+	@AfterEach
 	void closeResources() throws Exception {
 		for (AutoCloseable resource : this.resources) {
 			resource.close();
@@ -203,8 +205,7 @@ class KafkaOutboxRelayTests {
 			.stream()
 			.map((record) -> new String(record.value(), StandardCharsets.UTF_8))
 			.toList();
-		assertThat(values)
-			.containsExactlyElementsOf(java.util.stream.IntStream.range(0, 20).mapToObj((i) -> "k:" + i).toList());
+		assertThat(values).containsExactlyElementsOf(IntStream.range(0, 20).mapToObj((i) -> "k:" + i).toList());
 	}
 
 	@Test

@@ -3,6 +3,7 @@ package dev.idempotency.outbox;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
@@ -65,7 +66,7 @@ final class OutboxTestSupport {
 	}
 
 	static Map<String, Long> countByStatus(JdbcTemplate jdbc, String table) {
-		Map<String, Long> counts = new java.util.TreeMap<>();
+		Map<String, Long> counts = new TreeMap<>();
 		jdbc.query("SELECT status, count(*) FROM " + table + " GROUP BY status",
 				(RowCallbackHandler) (rs) -> counts.put(rs.getString(1), rs.getLong(2)));
 		return counts;

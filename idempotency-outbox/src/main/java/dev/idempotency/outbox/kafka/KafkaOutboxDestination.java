@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -174,7 +175,7 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 
 	private static Throwable unwrap(Throwable error) {
 		Throwable current = error;
-		while ((current instanceof java.util.concurrent.CompletionException || current instanceof ExecutionException)
+		while ((current instanceof CompletionException || current instanceof ExecutionException)
 				&& current.getCause() != null) {
 			current = current.getCause();
 		}
