@@ -1,5 +1,6 @@
 package dev.idempotency.autoconfigure.outbox;
 
+import java.time.Duration;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -102,6 +103,13 @@ public final class IdempotencyOutboxAutoConfiguration {
 		@ConditionalOnMissingBean(KafkaOutboxDestination.class)
 		@SuppressWarnings("unchecked")
 		KafkaOutboxDestination outboxKafkaDestination(IdempotencyOutboxProperties properties, BeanFactory beanFactory) {
+			Duration sendTimeout = properties.getKafka().getSendTimeout();
+			Duration lease = properties.getRelay().getLease();
+			if (sendTimeout.compareTo(lease) >= 0) {
+				throw new IllegalStateException("idempotency.outbox.kafka.send-timeout (" + sendTimeout
+						+ ") must be shorter than idempotency.outbox.relay.lease (" + lease + "): otherwise another "
+						+ "relay may take over a batch that is still being sent, and deliver it twice");
+			}
 			ProducerFactory<byte[], byte[]> producerFactory = beanFactory.getBean("outboxKafkaProducerFactory",
 					ProducerFactory.class);
 			return new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory),

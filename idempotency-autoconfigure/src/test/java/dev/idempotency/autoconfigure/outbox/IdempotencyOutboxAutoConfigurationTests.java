@@ -140,6 +140,16 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
+	void kafkaSendTimeoutNotShorterThanTheLeaseFailsAtStartup() {
+		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class)
+			.withPropertyValues("idempotency.outbox.kafka.send-timeout=2m", "idempotency.outbox.relay.lease=1m")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("must be shorter than idempotency.outbox.relay.lease"));
+	}
+
+	@Test
 	void kafkaDestinationCanBeTurnedOff() {
 		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class)
 			.withPropertyValues("idempotency.outbox.kafka.enabled=false")
