@@ -18,7 +18,7 @@ final class OutboundTestSupport {
 	 * Short, so that a held response times out quickly (the stub holds it far longer),
 	 * yet long enough for an answered request on a busy machine.
 	 */
-	static final Duration READ_TIMEOUT = Duration.ofSeconds(1);
+	static final Duration READ_TIMEOUT = Duration.ofSeconds(2);
 
 	static {
 		// The first request of a JVM loads the HTTP client's classes; keep that out of
