@@ -6,7 +6,6 @@ import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -69,15 +68,18 @@ public final class OutboundCalls {
 	/**
 	 * Run one attempt of an operation, without a status check.
 	 * @param <T> the type of the result
+	 * @param <E> the checked exception the attempt may throw, if any
 	 * @param operation the operation
 	 * @param attempt the attempt, for example a {@code RestClient} call
 	 * @return the result of the attempt
+	 * @throws E when the attempt fails
 	 * @throws ProviderKeyExpiredException when the provider may have forgotten the key;
 	 * nothing was sent
 	 * @throws IllegalStateException when the provider is status-first and this is a
 	 * re-send
 	 */
-	public <T extends @Nullable Object> T call(OutboundOperation operation, Supplier<T> attempt) {
+	public <T extends @Nullable Object, E extends Exception> T call(OutboundOperation operation, Attempt<T, E> attempt)
+			throws E {
 		return call(operation, null, attempt);
 	}
 
@@ -85,11 +87,13 @@ public final class OutboundCalls {
 	 * Run one attempt of an operation, asking the provider's status first when it is a
 	 * re-send.
 	 * @param <T> the type of the result
+	 * @param <E> the checked exception the attempt may throw, if any
 	 * @param operation the operation
 	 * @param statusCheck asks the provider what became of the earlier attempt, or
 	 * {@code null}
 	 * @param attempt the attempt, for example a {@code RestClient} call
 	 * @return the result of the attempt, or the result the status check found
+	 * @throws E when the attempt fails
 	 * @throws ProviderKeyExpiredException when the provider may have forgotten the key
 	 * and the status check did not find the operation done; nothing was sent
 	 * @throws ProviderStatusUnknownException when the provider is status-first and the
@@ -97,8 +101,8 @@ public final class OutboundCalls {
 	 * @throws IllegalStateException when the provider is status-first, this is a re-send
 	 * and no status check is given
 	 */
-	public <T extends @Nullable Object> T call(OutboundOperation operation,
-			@Nullable ProviderStatusCheck<T> statusCheck, Supplier<T> attempt) {
+	public <T extends @Nullable Object, E extends Exception> T call(OutboundOperation operation,
+			@Nullable ProviderStatusCheck<T> statusCheck, Attempt<T, E> attempt) throws E {
 		Assert.notNull(operation, "operation must not be null");
 		Assert.notNull(attempt, "attempt must not be null");
 		ProviderPolicy policy = policy(operation.provider());
@@ -121,7 +125,7 @@ public final class OutboundCalls {
 		Binding previous = current.get();
 		current.set(new Binding(operation, policy.headerName()));
 		try {
-			return attempt.get();
+			return attempt.run();
 		}
 		finally {
 			if (previous != null) {
@@ -200,6 +204,25 @@ public final class OutboundCalls {
 	}
 
 	record Binding(OutboundOperation operation, String headerName) {
+	}
+
+	/**
+	 * One attempt of an operation: the request to the provider.
+	 *
+	 * @param <T> the type of the result
+	 * @param <E> the checked exception it may throw; inferred as {@code RuntimeException}
+	 * for a {@code RestClient} call
+	 */
+	@FunctionalInterface
+	public interface Attempt<T extends @Nullable Object, E extends Exception> {
+
+		/**
+		 * Send the request.
+		 * @return the result
+		 * @throws E when it fails
+		 */
+		T run() throws E;
+
 	}
 
 }
