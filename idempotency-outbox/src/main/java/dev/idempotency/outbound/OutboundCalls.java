@@ -106,17 +106,20 @@ public final class OutboundCalls {
 		Assert.notNull(operation, "operation must not be null");
 		Assert.notNull(attempt, "attempt must not be null");
 		ProviderPolicy policy = policy(operation.provider());
-		if (operation.attempts() > 0) {
-			ProviderStatus<T> status = checkStatus(operation, policy, statusCheck);
-			if (status instanceof ProviderStatus.Done<T> done) {
-				if (logger.isInfoEnabled()) {
-					logger.info("Provider '" + operation.provider() + "' performed operation " + operation.keyHash()
-							+ " (key hash) already; completing without sending it again");
-				}
-				return done.result();
+		ProviderStatus<T> status = (operation.attempts() > 0) ? checkStatus(operation, policy, statusCheck) : null;
+		if (status instanceof ProviderStatus.Done<T> done) {
+			if (logger.isInfoEnabled()) {
+				logger.info("Provider '" + operation.provider() + "' performed operation " + operation.keyHash()
+						+ " (key hash) already; completing without sending it again");
 			}
+			return done.result();
 		}
+		// Past the key TTL only "done" helps: asking again later cannot make a re-send
+		// safe.
 		checkKeyTtl(operation, policy);
+		if (status instanceof ProviderStatus.Unknown<T> && policy.statusFirst()) {
+			throw new ProviderStatusUnknownException(operation);
+		}
 		int number = operation.startAttempt();
 		if (logger.isDebugEnabled()) {
 			logger.debug("Attempt " + number + " of operation " + operation.keyHash() + " (key hash) at provider '"
@@ -149,9 +152,6 @@ public final class OutboundCalls {
 		}
 		ProviderStatus<T> status = statusCheck.status(operation);
 		Assert.state(status != null, "A ProviderStatusCheck must not return null");
-		if (status instanceof ProviderStatus.Unknown<T> && policy.statusFirst()) {
-			throw new ProviderStatusUnknownException(operation);
-		}
 		return status;
 	}
 

@@ -144,6 +144,18 @@ class ProviderStatusFirstTests {
 	}
 
 	@Test
+	void unknownStatusPastTheKeyTtlIsRefusedForManualReview() {
+		OutboundCalls calls = new OutboundCalls(Map.of("payments",
+				new ProviderPolicy(Duration.ofHours(24), true, ProviderPolicy.IDEMPOTENCY_KEY_HEADER)));
+		OutboundOperation resumed = OutboundOperation
+			.derive("payments", "payments.charge", Instant.now().minus(Duration.ofDays(3)), "order-42")
+			.withPreviousAttempts(1);
+		assertThatExceptionOfType(ProviderKeyExpiredException.class)
+			.isThrownBy(() -> calls.call(resumed, (operation) -> ProviderStatus.unknown(), () -> charge(this.client)));
+		assertThat(this.provider.chargeRequests()).isZero();
+	}
+
+	@Test
 	void unknownStatusResendsWithTheSameKeyWhenTheProviderIsNotStatusFirst() throws RetryException {
 		this.provider.timeOutAfterCharging(1);
 		OutboundCalls calls = new OutboundCalls(Map.of());
