@@ -77,9 +77,16 @@ class IdempotencyCleanupTests {
 	@Test
 	void cleansAMillionExpiredKeysInShortBatchesWhileInsertsGoOn() throws Exception {
 		long insertStart = System.nanoTime();
+		// Building the indexes once after the insert is several times faster than
+		// maintaining them row by row.
+		jdbc.execute("ALTER TABLE idempotency_key DROP CONSTRAINT idempotency_key_pkey");
+		jdbc.execute("DROP INDEX idempotency_key_expires_at_idx");
 		jdbc.update("INSERT INTO idempotency_key (scope, idempotency_key, request_hash, status, created_at, expires_at)"
 				+ " SELECT '', 'expired-' || i, 'h', 'DONE', now() - interval '2 days', now() - interval '1 day'"
 				+ " FROM generate_series(1, 1000000) i");
+		jdbc.execute("SET maintenance_work_mem = '256MB'");
+		jdbc.execute("ALTER TABLE idempotency_key ADD PRIMARY KEY (scope, idempotency_key)");
+		jdbc.execute("CREATE INDEX idempotency_key_expires_at_idx ON idempotency_key (expires_at)");
 		jdbc.execute("ANALYZE idempotency_key");
 		logger.info("Inserted 1 000 000 expired keys in "
 				+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - insertStart) + " ms");
