@@ -1,0 +1,218 @@
+package dev.idempotency.autoconfigure.kafka;
+
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.core.EventHeaders;
+import dev.idempotency.kafka.IdempotentListener;
+import dev.idempotency.kafka.IdempotentListenerAdvisor;
+import dev.idempotency.test.KafkaTest;
+import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestKafkaBroker;
+import dev.idempotency.test.TestSchema;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.core.KafkaTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@PostgresTest
+@KafkaTest
+class IdempotencyKafkaAutoConfigurationTests {
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotencyKafkaAutoConfiguration.class));
+
+	private final ApplicationContextRunner databaseContextRunner;
+
+	IdempotencyKafkaAutoConfigurationTests(TestSchema schema) {
+		this.databaseContextRunner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
+					IdempotencyJdbcAutoConfiguration.class, IdempotencyKafkaAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
+					"spring.datasource.username=" + schema.getUsername(),
+					"spring.datasource.password=" + schema.getPassword(), "idempotency.jdbc.initialize-schema=always");
+	}
+
+	@Test
+	void createsAnAdvisorReadingTheHeaderSharedWithTheOutbox() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(IdempotentListenerAdvisor.class);
+			IdempotentListenerAdvisor advisor = context.getBean(IdempotentListenerAdvisor.class);
+			assertThat(advisor.getEventIdHeader()).isEqualTo(EventHeaders.EVENT_ID);
+			assertThat(advisor.getTransactionManagerName()).isNull();
+		});
+	}
+
+	@Test
+	void eventIdHeaderPropertySetsTheDefaultHeader() {
+		this.contextRunner.withPropertyValues("idempotency.kafka.event-id-header=x-event-id")
+			.run((context) -> assertThat(context.getBean(IdempotentListenerAdvisor.class).getEventIdHeader())
+				.isEqualTo("x-event-id"));
+	}
+
+	@Test
+	void transactionManagerPropertyNamesTheTransactionManager() {
+		this.databaseContextRunner.withUserConfiguration(RecordListenerConfiguration.class)
+			.withPropertyValues("idempotency.kafka.transaction-manager=transactionManager")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(IdempotentListenerAdvisor.class).getTransactionManagerName())
+					.isEqualTo("transactionManager");
+			});
+	}
+
+	@Test
+	void unknownTransactionManagerFailsTheStartup() {
+		this.databaseContextRunner.withUserConfiguration(RecordListenerConfiguration.class)
+			.withPropertyValues("idempotency.kafka.transaction-manager=missing")
+			.run((context) -> assertThat(context).getFailure().hasMessageContaining("transaction manager 'missing'"));
+	}
+
+	@Test
+	void backsOffWhenDisabled() {
+		this.contextRunner.withPropertyValues("idempotency.kafka.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentListenerAdvisor.class));
+	}
+
+	@Test
+	void backsOffWithoutSpringKafka() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(KafkaListener.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentListenerAdvisor.class));
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesAnAdvisor() {
+		this.contextRunner.withBean("customAdvisor", IdempotentListenerAdvisor.class, IdempotentListenerAdvisor::new)
+			.run((context) -> assertThat(context).hasSingleBean(IdempotentListenerAdvisor.class)
+				.hasBean("customAdvisor"));
+	}
+
+	@Test
+	void proxiesBeansWithIdempotentListeners() {
+		this.databaseContextRunner.withUserConfiguration(RecordListenerConfiguration.class)
+			.run((context) -> assertThat(AopUtils.isCglibProxy(context.getBean(RecordListener.class))).isTrue());
+	}
+
+	@Test
+	void listenerThatCannotYieldAnEventIdFailsTheStartup() {
+		this.databaseContextRunner.withUserConfiguration(PayloadWithoutHeaderConfiguration.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("a payload needs @Header(\"event-id\")"));
+	}
+
+	@Test
+	void missingProcessedEventStoreFailsTheStartup() {
+		this.contextRunner.withUserConfiguration(RecordListenerConfiguration.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("needs a ProcessedEventStore bean"));
+	}
+
+	@Test
+	void listenerGainsTheGuaranteeFromTheAnnotationAlone(TestKafkaBroker broker) throws Exception {
+		String topic = TestKafkaBroker.uniqueTopic("boot-events");
+		this.databaseContextRunner.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class))
+			.withUserConfiguration(BootListenerConfiguration.class)
+			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+					"spring.kafka.consumer.auto-offset-reset=earliest", "test.topic=" + topic)
+			.run((context) -> {
+				@SuppressWarnings("unchecked")
+				KafkaTemplate<Object, Object> kafka = context.getBean(KafkaTemplate.class);
+				for (String id : List.of("e1", "e1", "sentinel")) {
+					ProducerRecord<Object, Object> record = new ProducerRecord<>(topic, "key", "payload-" + id);
+					record.headers().add(EventHeaders.EVENT_ID, id.getBytes());
+					kafka.send(record).get(10, TimeUnit.SECONDS);
+				}
+				BlockingQueue<String> calls = context.getBean(BootListener.class).calls();
+				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-e1");
+				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-sentinel");
+				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+				assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE consumer_group = 'boot'",
+						Integer.class))
+					.isEqualTo(2);
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RecordListenerConfiguration {
+
+		@Bean
+		RecordListener recordListener() {
+			return new RecordListener();
+		}
+
+	}
+
+	static class RecordListener {
+
+		@IdempotentListener
+		void on(ConsumerRecord<String, String> record) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class PayloadWithoutHeaderConfiguration {
+
+		@Bean
+		PayloadWithoutHeader payloadWithoutHeader() {
+			return new PayloadWithoutHeader();
+		}
+
+	}
+
+	static class PayloadWithoutHeader {
+
+		@IdempotentListener
+		void on(String payload) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BootListenerConfiguration {
+
+		@Bean
+		BootListener bootListener() {
+			return new BootListener();
+		}
+
+	}
+
+	static class BootListener {
+
+		private final BlockingQueue<String> calls = new LinkedBlockingQueue<>();
+
+		@KafkaListener(topics = "${test.topic}", groupId = "boot")
+		@IdempotentListener
+		void on(String payload,
+				@org.springframework.messaging.handler.annotation.Header(EventHeaders.EVENT_ID) String eventId) {
+			this.calls.add(payload);
+		}
+
+		BlockingQueue<String> calls() {
+			return this.calls;
+		}
+
+	}
+
+}

@@ -1,0 +1,112 @@
+package dev.idempotency.kafka;
+
+import java.lang.reflect.Method;
+
+import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.ProcessedEventStore;
+import org.aopalliance.aop.Advice;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.AbstractPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.util.Assert;
+
+/**
+ * The advisor that gives {@link IdempotentListener @IdempotentListener} methods their
+ * behaviour. Declare it as a bean with the infrastructure role (the Spring Boot
+ * auto-configuration does) next to an auto-proxy creator, for example the one
+ * {@code @EnableTransactionManagement} registers.
+ * <p>
+ * The {@link ProcessedEventStore} and the transaction manager are looked up in the bean
+ * factory when first needed, so that declaring this advisor early (as advisors are) does
+ * not initialize the data source early. A listener whose signature cannot yield an event
+ * id, a missing store and an ambiguous transaction manager all fail the startup.
+ */
+public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
+		implements BeanFactoryAware, SmartInitializingSingleton {
+
+	private final IdempotentListenerInterceptor interceptor = new IdempotentListenerInterceptor(EventHeaders.EVENT_ID);
+
+	private final Pointcut pointcut = new StaticMethodMatcherPointcut() {
+
+		@Override
+		public boolean matches(Method method, Class<?> targetClass) {
+			return IdempotentListenerAdvisor.this.interceptor.register(method, targetClass);
+		}
+
+	};
+
+	/**
+	 * Set the name of the header that carries the event id, for listeners that do not
+	 * name one. Defaults to {@value EventHeaders#EVENT_ID}.
+	 * @param eventIdHeader the header name
+	 */
+	public void setEventIdHeader(String eventIdHeader) {
+		Assert.hasText(eventIdHeader, "eventIdHeader must not be empty");
+		this.interceptor.setEventIdHeader(eventIdHeader);
+	}
+
+	/**
+	 * Set the name of the transaction manager bean for listeners that do not name one.
+	 * When not set, the only transaction manager that is not a Kafka one is used (or the
+	 * one named {@code transactionManager} among several).
+	 * @param transactionManagerName the bean name, or {@code null}
+	 */
+	public void setTransactionManagerName(@Nullable String transactionManagerName) {
+		this.interceptor.setTransactionManagerName(transactionManagerName);
+	}
+
+	/**
+	 * Return the name of the header that carries the event id for listeners that do not
+	 * name one.
+	 * @return the header name
+	 */
+	public String getEventIdHeader() {
+		return this.interceptor.getEventIdHeader();
+	}
+
+	/**
+	 * Return the name of the transaction manager bean for listeners that do not name one.
+	 * @return the bean name, or {@code null} to pick the only database transaction
+	 * manager
+	 */
+	public @Nullable String getTransactionManagerName() {
+		return this.interceptor.getTransactionManagerName();
+	}
+
+	/**
+	 * Set the store to mark events in, instead of the {@link ProcessedEventStore} bean.
+	 * @param store the store
+	 */
+	public void setProcessedEventStore(ProcessedEventStore store) {
+		Assert.notNull(store, "store must not be null");
+		this.interceptor.setStore(store);
+	}
+
+	@Override
+	public void setBeanFactory(BeanFactory beanFactory) {
+		Assert.isInstanceOf(ListableBeanFactory.class, beanFactory, "beanFactory must be a ListableBeanFactory");
+		this.interceptor.setBeanFactory((ListableBeanFactory) beanFactory);
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		this.interceptor.verify();
+	}
+
+	@Override
+	public Pointcut getPointcut() {
+		return this.pointcut;
+	}
+
+	@Override
+	public Advice getAdvice() {
+		return this.interceptor;
+	}
+
+}

@@ -1,0 +1,359 @@
+package dev.idempotency.kafka;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.idempotency.core.ProcessedEventStore;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.kafka.listener.BatchListenerFailedException;
+import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.kafka.support.KafkaUtils;
+import org.springframework.kafka.transaction.KafkaAwareTransactionManager;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.support.MessageBuilder;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Runs an {@link IdempotentListener @IdempotentListener} method inside a database
+ * transaction whose first statement marks its event (or batch of events) processed.
+ */
+final class IdempotentListenerInterceptor implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(IdempotentListenerInterceptor.class);
+
+	private static final String DEFAULT_TRANSACTION_MANAGER = "";
+
+	private final Map<Method, ListenerMethod> methods = new ConcurrentHashMap<>();
+
+	private final Map<String, TransactionTemplate> transactionTemplates = new ConcurrentHashMap<>();
+
+	private @Nullable ListableBeanFactory beanFactory;
+
+	private volatile @Nullable ProcessedEventStore store;
+
+	private String eventIdHeader;
+
+	private @Nullable String transactionManagerName;
+
+	IdempotentListenerInterceptor(String eventIdHeader) {
+		this.eventIdHeader = eventIdHeader;
+	}
+
+	void setBeanFactory(ListableBeanFactory beanFactory) {
+		this.beanFactory = beanFactory;
+	}
+
+	void setStore(@Nullable ProcessedEventStore store) {
+		this.store = store;
+	}
+
+	void setEventIdHeader(String eventIdHeader) {
+		this.eventIdHeader = eventIdHeader;
+	}
+
+	void setTransactionManagerName(@Nullable String transactionManagerName) {
+		this.transactionManagerName = transactionManagerName;
+	}
+
+	String getEventIdHeader() {
+		return this.eventIdHeader;
+	}
+
+	@Nullable String getTransactionManagerName() {
+		return this.transactionManagerName;
+	}
+
+	/**
+	 * Return whether the method is an idempotent listener, validating its signature.
+	 */
+	boolean register(Method method, Class<?> targetClass) {
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		IdempotentListener annotation = AnnotatedElementUtils.findMergedAnnotation(specific, IdempotentListener.class);
+		if (annotation == null) {
+			return false;
+		}
+		this.methods.computeIfAbsent(specific, (key) -> ListenerMethod.of(specific, annotation, this.eventIdHeader));
+		return true;
+	}
+
+	/**
+	 * Check that everything a registered listener needs is in place, so that a missing
+	 * store or transaction manager fails the startup, not the first record.
+	 */
+	void verify() {
+		if (this.methods.isEmpty()) {
+			return;
+		}
+		store();
+		for (ListenerMethod method : this.methods.values()) {
+			transactionTemplate(method.getTransactionManager());
+		}
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		ListenerMethod method = listenerMethod(invocation);
+		String consumerGroup = consumerGroup(method);
+		TransactionTemplate transaction = transactionTemplate(method.getTransactionManager());
+		if (method.isBatch()) {
+			return invokeBatch(invocation, method, consumerGroup, transaction);
+		}
+		return invokeRecord(invocation, method, consumerGroup, transaction);
+	}
+
+	private @Nullable Object invokeRecord(MethodInvocation invocation, ListenerMethod method, String consumerGroup,
+			TransactionTemplate transaction) throws Throwable {
+		@Nullable Object[] arguments = invocation.getArguments();
+		String eventId = method.eventId(arguments);
+		return execute(transaction, (status) -> {
+			Acknowledgment acknowledgment = wrapAcknowledgment(arguments, method, status, null);
+			if (!store().markProcessed(consumerGroup, eventId)) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Skipping event " + eventId + " already processed by consumer group " + consumerGroup);
+				}
+				if (acknowledgment != null) {
+					acknowledgment.acknowledge();
+				}
+				return null;
+			}
+			return invocation.proceed();
+		});
+	}
+
+	private @Nullable Object invokeBatch(MethodInvocation invocation, ListenerMethod method, String consumerGroup,
+			TransactionTemplate transaction) throws Throwable {
+		@Nullable Object[] arguments = invocation.getArguments();
+		List<String> eventIds = method.eventIds(arguments);
+		if (eventIds.isEmpty()) {
+			return invocation.proceed();
+		}
+		return execute(transaction, (status) -> {
+			Set<String> fresh = new HashSet<>(store().markAllProcessed(consumerGroup, eventIds));
+			int[] kept = new int[fresh.size()];
+			int count = 0;
+			for (int i = 0; i < eventIds.size(); i++) {
+				// remove() lets only the first of several records with the same id
+				// through
+				if (fresh.remove(eventIds.get(i))) {
+					kept[count++] = i;
+				}
+			}
+			if (logger.isDebugEnabled() && count < eventIds.size()) {
+				logger.debug("Skipping " + (eventIds.size() - count) + " of " + eventIds.size()
+						+ " events already processed by consumer group " + consumerGroup);
+			}
+			Acknowledgment acknowledgment = wrapAcknowledgment(arguments, method, status,
+					(count < eventIds.size()) ? kept : null);
+			if (count == 0) {
+				if (acknowledgment != null) {
+					acknowledgment.acknowledge();
+				}
+				return null;
+			}
+			if (count < eventIds.size()) {
+				filter(arguments, method.getDataIndex(), kept, count, eventIds.size());
+				for (int index : method.getHeaderListIndexes()) {
+					filter(arguments, index, kept, count, eventIds.size());
+				}
+			}
+			try {
+				return invocation.proceed();
+			}
+			catch (BatchListenerFailedException ex) {
+				// The records before the failed one were rolled back with it: have the
+				// error handler start over from the first record this transaction held.
+				throw new BatchListenerFailedException(
+						"Batch of @IdempotentListener failed and was rolled back; retrying from its first new record",
+						(ex.getCause() != null) ? ex.getCause() : ex, kept[0]);
+			}
+		});
+	}
+
+	private static void filter(@Nullable Object[] arguments, int index, int[] kept, int count, int size) {
+		if (arguments[index] instanceof List<?> list && list.size() == size) {
+			List<Object> filtered = new ArrayList<>(count);
+			for (int i = 0; i < count; i++) {
+				filtered.add(list.get(kept[i]));
+			}
+			arguments[index] = filtered;
+		}
+	}
+
+	private @Nullable Acknowledgment wrapAcknowledgment(@Nullable Object[] arguments, ListenerMethod method,
+			TransactionStatus status, int @Nullable [] kept) {
+		int index = method.getAcknowledgmentIndex();
+		if (index >= 0 && arguments[index] instanceof Acknowledgment acknowledgment) {
+			DeferredAcknowledgment deferred = new DeferredAcknowledgment(acknowledgment, status, kept);
+			arguments[index] = deferred;
+			return deferred;
+		}
+		if (!method.isBatch() && method.getDataKind() == ListenerMethod.DataKind.MESSAGE
+				&& arguments[method.getDataIndex()] instanceof Message<?> message
+				&& message.getHeaders().get(KafkaHeaders.ACKNOWLEDGMENT) instanceof Acknowledgment acknowledgment) {
+			DeferredAcknowledgment deferred = new DeferredAcknowledgment(acknowledgment, status, null);
+			arguments[method.getDataIndex()] = MessageBuilder.fromMessage(message)
+				.setHeader(KafkaHeaders.ACKNOWLEDGMENT, deferred)
+				.build();
+			return deferred;
+		}
+		return null;
+	}
+
+	private ListenerMethod listenerMethod(MethodInvocation invocation) {
+		Method method = invocation.getMethod();
+		ListenerMethod listenerMethod = this.methods.get(method);
+		if (listenerMethod == null) {
+			Object target = invocation.getThis();
+			Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : method.getDeclaringClass();
+			Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+			register(specific, targetClass);
+			listenerMethod = this.methods.get(specific);
+			if (listenerMethod == null) {
+				throw new IllegalStateException("No @IdempotentListener on " + method);
+			}
+			this.methods.putIfAbsent(method, listenerMethod);
+		}
+		return listenerMethod;
+	}
+
+	private static String consumerGroup(ListenerMethod method) {
+		String group = method.getConsumerGroup();
+		if (group == null) {
+			group = KafkaUtils.getConsumerGroupId();
+		}
+		if (group == null || group.isEmpty()) {
+			throw new IllegalStateException(
+					"No consumer group for @IdempotentListener method " + method.getMethod().getName()
+							+ ": invoke it from a listener container with a group id, or set consumerGroup");
+		}
+		return group;
+	}
+
+	private ProcessedEventStore store() {
+		ProcessedEventStore store = this.store;
+		if (store == null) {
+			store = beanFactory().getBeanProvider(ProcessedEventStore.class).getIfAvailable();
+			if (store == null) {
+				throw new IllegalStateException(
+						"@IdempotentListener needs a ProcessedEventStore bean, for example a JdbcProcessedEventStore");
+			}
+			this.store = store;
+		}
+		return store;
+	}
+
+	private TransactionTemplate transactionTemplate(@Nullable String name) {
+		String key = (name != null) ? name
+				: (this.transactionManagerName != null) ? this.transactionManagerName : DEFAULT_TRANSACTION_MANAGER;
+		return this.transactionTemplates.computeIfAbsent(key,
+				(beanName) -> new TransactionTemplate(transactionManager(beanName)));
+	}
+
+	private PlatformTransactionManager transactionManager(String name) {
+		ListableBeanFactory beanFactory = beanFactory();
+		PlatformTransactionManager transactionManager;
+		if (!name.isEmpty()) {
+			try {
+				transactionManager = beanFactory.getBean(name, PlatformTransactionManager.class);
+			}
+			catch (NoSuchBeanDefinitionException ex) {
+				throw new IllegalStateException("@IdempotentListener transaction manager '" + name
+						+ "' is not a PlatformTransactionManager bean", ex);
+			}
+		}
+		else {
+			transactionManager = defaultTransactionManager(beanFactory);
+		}
+		if (transactionManager instanceof KafkaAwareTransactionManager<?, ?>) {
+			throw new IllegalStateException("@IdempotentListener needs the transaction manager of the database that "
+					+ "holds the processed-event table, not a Kafka transaction manager");
+		}
+		return transactionManager;
+	}
+
+	private static PlatformTransactionManager defaultTransactionManager(ListableBeanFactory beanFactory) {
+		Map<String, PlatformTransactionManager> candidates = new java.util.LinkedHashMap<>(
+				beanFactory.getBeansOfType(PlatformTransactionManager.class));
+		candidates.values().removeIf(KafkaAwareTransactionManager.class::isInstance);
+		if (candidates.size() == 1) {
+			return candidates.values().iterator().next();
+		}
+		if (candidates.containsKey("transactionManager")) {
+			return candidates.get("transactionManager");
+		}
+		throw new IllegalStateException((candidates.isEmpty()
+				? "@IdempotentListener needs a database " + "PlatformTransactionManager bean"
+				: "@IdempotentListener found several transaction managers " + candidates.keySet())
+				+ "; name one with @IdempotentListener(transactionManager = ...) or the advisor's transaction manager name");
+	}
+
+	private ListableBeanFactory beanFactory() {
+		if (this.beanFactory == null) {
+			throw new IllegalStateException("IdempotentListenerAdvisor must be a bean in the application context");
+		}
+		return this.beanFactory;
+	}
+
+	private static @Nullable Object execute(TransactionTemplate transaction, TransactionalInvocation invocation)
+			throws Throwable {
+		try {
+			return transaction.execute((status) -> {
+				try {
+					return invocation.proceed(status);
+				}
+				catch (RuntimeException | Error ex) {
+					throw ex;
+				}
+				catch (Throwable ex) {
+					throw new CheckedFailure(ex);
+				}
+			});
+		}
+		catch (CheckedFailure failure) {
+			throw failure.getCause();
+		}
+	}
+
+	@FunctionalInterface
+	private interface TransactionalInvocation {
+
+		@Nullable Object proceed(TransactionStatus status) throws Throwable;
+
+	}
+
+	/**
+	 * Carries a checked exception through the transaction template, which rolls back on
+	 * it as on any runtime exception.
+	 */
+	private static final class CheckedFailure extends RuntimeException {
+
+		CheckedFailure(Throwable cause) {
+			super(cause);
+		}
+
+		@Override
+		public synchronized Throwable getCause() {
+			Throwable cause = super.getCause();
+			return (cause != null) ? cause : this;
+		}
+
+	}
+
+}

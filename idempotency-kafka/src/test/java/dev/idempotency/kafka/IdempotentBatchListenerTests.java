@@ -1,0 +1,120 @@
+package dev.idempotency.kafka;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
+import dev.idempotency.test.KafkaTest;
+import dev.idempotency.test.PostgresTest;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
+
+import static dev.idempotency.kafka.KafkaTestSupport.newId;
+import static dev.idempotency.kafka.KafkaTestSupport.send;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Batch listeners: one statement marks a batch and the listener receives only the new
+ * records, in order.
+ */
+@PostgresTest
+@KafkaTest
+@SpringJUnitConfig(ListenerTestConfiguration.class)
+class IdempotentBatchListenerTests {
+
+	@Autowired
+	private KafkaTemplate<String, String> kafka;
+
+	@Autowired
+	private JdbcTemplate jdbc;
+
+	@Autowired
+	private Calls calls;
+
+	@Autowired
+	private KafkaListenerEndpointRegistry registry;
+
+	@Test
+	void batchOfConsumerRecordsWithDuplicatesInsideAndAcrossBatchesTakesEachEffectOnce() throws Exception {
+		assertDuplicatesInsideAndAcrossBatchesTakeEffectOnce("batch", "batch-events");
+	}
+
+	@Test
+	void batchOfPayloadsWithConvertedHeadersWithDuplicatesInsideAndAcrossBatchesTakesEachEffectOnce() throws Exception {
+		assertDuplicatesInsideAndAcrossBatchesTakeEffectOnce("payloadBatch", "payload-batch-events");
+	}
+
+	@Test
+	void failedBatchRollsBackAndItsRetryTakesEachEffectOnce() throws Exception {
+		this.registry.getListenerContainer("batch").start();
+		String before = newId("before");
+		String failing = newId("fail-once");
+		String after = newId("after");
+		send(this.kafka, "batch-events", before, "payload");
+		send(this.kafka, "batch-events", failing, "payload");
+		send(this.kafka, "batch-events", after, "payload");
+		String sentinel = newId("sentinel");
+		send(this.kafka, "batch-events", sentinel, "payload");
+		List<String> calls = this.calls.until("batch", sentinel);
+		// The failing record was invoked again after its batch rolled back.
+		assertThat(calls).filteredOn(failing::equals).hasSize(2);
+		for (String id : List.of(before, failing, after, sentinel)) {
+			assertThat(effects("batch", id)).as(id).isOne();
+		}
+	}
+
+	private void assertDuplicatesInsideAndAcrossBatchesTakeEffectOnce(String listener, String topic) throws Exception {
+		String e1 = newId("e1");
+		String e2 = newId("e2");
+		String e3 = newId("e3");
+		String e4 = newId("e4");
+		MessageListenerContainer container = this.registry.getListenerContainer(listener);
+		container.stop();
+		this.calls.batches(listener).clear();
+		// Sent while the container is stopped, so that its first poll sees duplicates
+		// inside one batch.
+		for (String id : List.of(e1, e2, e1, e3, e2)) {
+			send(this.kafka, topic, id, "payload");
+		}
+		container.start();
+		this.calls.until(listener, e3);
+		for (String id : List.of(e2, e4, e4, e1)) {
+			send(this.kafka, topic, id, "payload");
+		}
+		this.calls.until(listener, e4);
+		String sentinel = newId("sentinel");
+		send(this.kafka, topic, sentinel, "payload");
+		this.calls.until(listener, sentinel);
+		List<List<String>> batches = new ArrayList<>();
+		this.calls.batches(listener).drainTo(batches);
+		Set<String> seen = new LinkedHashSet<>();
+		for (List<String> batch : batches) {
+			for (String id : batch) {
+				assertThat(seen.add(id)).as("%s delivered to the listener again in %s", id, batches).isTrue();
+			}
+		}
+		assertThat(seen).containsSubsequence(e1, e2, e3, e4, sentinel);
+		// Batches hold consecutive records: one that holds both e1 and e3 was delivered
+		// with the second e1 between them, which the listener did not receive.
+		assertThat(batches).as("a batch spanning the duplicate inside it")
+			.anySatisfy((batch) -> assertThat(batch).contains(e1, e3));
+		for (String id : List.of(e1, e2, e3, e4)) {
+			assertThat(effects(listener, id)).as(id).isOne();
+		}
+	}
+
+	private int effects(String listener, String eventId) {
+		Integer count = this.jdbc.queryForObject("SELECT count(*) FROM effect WHERE listener = ? AND event_id = ?",
+				Integer.class, listener, eventId);
+		return (count != null) ? count : 0;
+	}
+
+}

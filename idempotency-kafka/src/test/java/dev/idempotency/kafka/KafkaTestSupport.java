@@ -1,0 +1,114 @@
+package dev.idempotency.kafka;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import dev.idempotency.core.EventHeaders;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.MessageListenerContainer;
+
+/**
+ * Small helpers for driving the broker from tests.
+ */
+final class KafkaTestSupport {
+
+	private KafkaTestSupport() {
+	}
+
+	static String newId(String prefix) {
+		return prefix + "-" + UUID.randomUUID();
+	}
+
+	static TopicPartition send(KafkaTemplate<String, String> template, String topic, @Nullable String eventId,
+			String payload) throws Exception {
+		RecordMetadata metadata = sendForMetadata(template, topic, eventId, payload);
+		return new TopicPartition(metadata.topic(), metadata.partition());
+	}
+
+	static RecordMetadata sendForMetadata(KafkaTemplate<String, String> template, String topic,
+			@Nullable String eventId, String payload) throws Exception {
+		// One key for all records: they share a partition, so later records are
+		// consumed after earlier ones.
+		ProducerRecord<String, String> record = new ProducerRecord<>(topic, "key", payload);
+		if (eventId != null) {
+			record.headers().add(EventHeaders.EVENT_ID, eventId.getBytes());
+		}
+		return template.send(record).get(10, TimeUnit.SECONDS).getRecordMetadata();
+	}
+
+	/**
+	 * Stop the container, move its group back to the beginning of every partition it
+	 * committed, and start it again: everything it consumed is delivered again.
+	 */
+	static void rewind(MessageListenerContainer container, Admin admin, String group) throws Exception {
+		container.stop();
+		Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
+			.partitionsToOffsetAndMetadata()
+			.get(10, TimeUnit.SECONDS);
+		Map<TopicPartition, OffsetAndMetadata> beginning = committed.keySet()
+			.stream()
+			.collect(Collectors.toMap((partition) -> partition, (partition) -> new OffsetAndMetadata(0)));
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (true) {
+			try {
+				admin.alterConsumerGroupOffsets(group, beginning).all().get(10, TimeUnit.SECONDS);
+				break;
+			}
+			catch (ExecutionException ex) {
+				// The group may still be leaving its last generation.
+				if (System.nanoTime() > deadline) {
+					throw ex;
+				}
+				Thread.sleep(100);
+			}
+		}
+		container.start();
+	}
+
+	static @Nullable Long committedOffset(Admin admin, String group, TopicPartition partition) throws Exception {
+		OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group)
+			.partitionsToOffsetAndMetadata()
+			.get(10, TimeUnit.SECONDS)
+			.get(partition);
+		return (offset != null) ? offset.offset() : null;
+	}
+
+	/**
+	 * Read a topic from the beginning until a record with the given payload shows up.
+	 */
+	static ConsumerRecord<String, String> readUntil(String bootstrapServers, String topic, String payload) {
+		Map<String, Object> properties = ListenerTestConfiguration.consumerProperties(bootstrapServers);
+		properties.put(ConsumerConfig.GROUP_ID_CONFIG, newId("reader"));
+		List<String> seen = new ArrayList<>();
+		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(properties)) {
+			consumer.subscribe(List.of(topic));
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			while (System.nanoTime() < deadline) {
+				for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+					if (payload.equals(record.value())) {
+						return record;
+					}
+					seen.add(record.value());
+				}
+			}
+		}
+		throw new AssertionError("No record " + payload + " on " + topic + "; saw " + seen);
+	}
+
+}

@@ -1,0 +1,410 @@
+package dev.idempotency.kafka;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
+import dev.idempotency.core.jdbc.SchemaScripts;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.kafka.annotation.EnableKafka;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.ContainerProperties.AckMode;
+import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.transaction.KafkaTransactionManager;
+import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.util.backoff.FixedBackOff;
+
+/**
+ * Plain spring-kafka (no Spring Boot) with the listeners the tests drive, each on topics
+ * and a consumer group of its own. Every listener writes one row into {@code effect} per
+ * invocation, in the listener's transaction, and reports the invocation to {@link Calls}.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableKafka
+@EnableTransactionManagement(proxyTargetClass = true)
+class ListenerTestConfiguration {
+
+	static final String EFFECT_TABLE = """
+			CREATE TABLE IF NOT EXISTS effect (
+			    listener text NOT NULL,
+			    event_id text NOT NULL,
+			    payload  text
+			)""";
+
+	@Bean(destroyMethod = "close")
+	HikariDataSource dataSource(Environment environment) {
+		HikariDataSource dataSource = new HikariDataSource();
+		dataSource.setJdbcUrl(environment.getRequiredProperty("spring.datasource.url"));
+		dataSource.setUsername(environment.getRequiredProperty("spring.datasource.username"));
+		dataSource.setPassword(environment.getProperty("spring.datasource.password"));
+		dataSource.setMaximumPoolSize(8);
+		initialize(dataSource);
+		return dataSource;
+	}
+
+	static void initialize(DataSource dataSource) {
+		SchemaScripts
+			.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("idempotency_key", "processed_event"))
+			.execute(dataSource);
+		new JdbcTemplate(dataSource).execute(EFFECT_TABLE);
+	}
+
+	@Bean
+	JdbcTemplate jdbcTemplate(DataSource dataSource) {
+		return new JdbcTemplate(dataSource);
+	}
+
+	@Bean
+	DataSourceTransactionManager transactionManager(DataSource dataSource) {
+		return new DataSourceTransactionManager(dataSource);
+	}
+
+	@Bean
+	ProcessedEventStore processedEventStore(JdbcTemplate jdbcTemplate) {
+		return new JdbcProcessedEventStore(jdbcTemplate);
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static IdempotentListenerAdvisor idempotentListenerAdvisor() {
+		return new IdempotentListenerAdvisor();
+	}
+
+	@Bean(destroyMethod = "close")
+	Admin kafkaAdmin(Environment environment) {
+		return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+				environment.getRequiredProperty("spring.kafka.bootstrap-servers")));
+	}
+
+	@Bean
+	KafkaTemplate<String, String> kafkaTemplate(Environment environment) {
+		return new KafkaTemplate<>(new DefaultKafkaProducerFactory<>(
+				producerProperties(environment.getRequiredProperty("spring.kafka.bootstrap-servers"))));
+	}
+
+	static Map<String, Object> producerProperties(String bootstrapServers) {
+		return Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+				ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+				ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+	}
+
+	static Map<String, Object> consumerProperties(String bootstrapServers) {
+		Map<String, Object> properties = new HashMap<>();
+		properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+		properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+		properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+		properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		return properties;
+	}
+
+	@Bean
+	ConsumerFactory<String, String> consumerFactory(Environment environment) {
+		return new DefaultKafkaConsumerFactory<>(
+				consumerProperties(environment.getRequiredProperty("spring.kafka.bootstrap-servers")));
+	}
+
+	@Bean
+	DefaultErrorHandler errorHandler(KafkaTemplate<String, String> kafkaTemplate) {
+		DeadLetterPublishingRecoverer recoverer = new DeadLetterPublishingRecoverer(kafkaTemplate,
+				(record, exception) -> new TopicPartition(record.topic() + ".DLT", -1));
+		DefaultErrorHandler errorHandler = new DefaultErrorHandler(recoverer, new FixedBackOff(0L, 2L));
+		errorHandler.addNotRetryableExceptions(MissingEventIdException.class);
+		return errorHandler;
+	}
+
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> kafkaListenerContainerFactory(
+			ConsumerFactory<String, String> consumerFactory, DefaultErrorHandler errorHandler) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = new ConcurrentKafkaListenerContainerFactory<>();
+		factory.setConsumerFactory(consumerFactory);
+		factory.setCommonErrorHandler(errorHandler);
+		return factory;
+	}
+
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> manualImmediateFactory(
+			ConsumerFactory<String, String> consumerFactory, DefaultErrorHandler errorHandler) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = kafkaListenerContainerFactory(consumerFactory,
+				errorHandler);
+		factory.getContainerProperties().setAckMode(AckMode.MANUAL_IMMEDIATE);
+		return factory;
+	}
+
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> batchFactory(
+			ConsumerFactory<String, String> consumerFactory, DefaultErrorHandler errorHandler) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = kafkaListenerContainerFactory(consumerFactory,
+				errorHandler);
+		factory.setBatchListener(true);
+		return factory;
+	}
+
+	/**
+	 * A Kafka transaction manager in the context: idempotent listeners must still pick
+	 * the database one.
+	 */
+	@Bean
+	KafkaTransactionManager<String, String> kafkaTransactionManager(Environment environment) {
+		DefaultKafkaProducerFactory<String, String> producerFactory = new DefaultKafkaProducerFactory<>(
+				producerProperties(environment.getRequiredProperty("spring.kafka.bootstrap-servers")));
+		producerFactory.setTransactionIdPrefix("idempotency-test-");
+		return new KafkaTransactionManager<>(producerFactory);
+	}
+
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> kafkaTransactionFactory(
+			ConsumerFactory<String, String> consumerFactory, DefaultErrorHandler errorHandler,
+			KafkaTransactionManager<String, String> kafkaTransactionManager) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = kafkaListenerContainerFactory(consumerFactory,
+				errorHandler);
+		factory.getContainerProperties().setKafkaAwareTransactionManager(kafkaTransactionManager);
+		return factory;
+	}
+
+	@Bean
+	Calls calls() {
+		return new Calls();
+	}
+
+	@Bean
+	Listeners listeners(JdbcTemplate jdbcTemplate, Calls calls, Admin kafkaAdmin) {
+		return new Listeners(jdbcTemplate, calls, kafkaAdmin);
+	}
+
+	/**
+	 * What the listeners were invoked with, in order, per listener.
+	 */
+	static class Calls {
+
+		private final Map<String, BlockingQueue<String>> calls = new ConcurrentHashMap<>();
+
+		private final Map<String, BlockingQueue<List<String>>> batches = new ConcurrentHashMap<>();
+
+		void record(String listener, String eventId) {
+			queue(listener).add(eventId);
+		}
+
+		void recordBatch(String listener, List<String> eventIds) {
+			this.batches.computeIfAbsent(listener, (key) -> new LinkedBlockingQueue<>()).add(eventIds);
+			eventIds.forEach((eventId) -> record(listener, eventId));
+		}
+
+		BlockingQueue<String> queue(String listener) {
+			return this.calls.computeIfAbsent(listener, (key) -> new LinkedBlockingQueue<>());
+		}
+
+		BlockingQueue<List<String>> batches(String listener) {
+			return this.batches.computeIfAbsent(listener, (key) -> new LinkedBlockingQueue<>());
+		}
+
+		/**
+		 * Wait for the listener to be invoked with the given event and return every
+		 * invocation up to and including it.
+		 */
+		List<String> until(String listener, String eventId) throws InterruptedException {
+			List<String> seen = new java.util.ArrayList<>();
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			while (System.nanoTime() < deadline) {
+				String next = queue(listener).poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+				if (next == null) {
+					break;
+				}
+				seen.add(next);
+				if (next.equals(eventId)) {
+					return seen;
+				}
+			}
+			throw new AssertionError("Listener " + listener + " was not invoked with " + eventId + "; saw " + seen);
+		}
+
+	}
+
+	/**
+	 * The listeners under test.
+	 */
+	static class Listeners {
+
+		static final Set<String> FAILING = ConcurrentHashMap.newKeySet();
+
+		private final JdbcTemplate jdbc;
+
+		private final Calls calls;
+
+		private final Admin admin;
+
+		private final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+
+		private final BlockingQueue<long[]> committedAfterAcknowledge = new LinkedBlockingQueue<>();
+
+		Listeners(JdbcTemplate jdbc, Calls calls, Admin admin) {
+			this.jdbc = jdbc;
+			this.calls = calls;
+			this.admin = admin;
+		}
+
+		/**
+		 * Offsets seen by the manual listener: the record's and the group's committed one
+		 * right after acknowledging.
+		 */
+		BlockingQueue<long[]> committedAfterAcknowledge() {
+			return this.committedAfterAcknowledge;
+		}
+
+		@KafkaListener(id = "payload", topics = "payload-events", groupId = "payload-group")
+		@IdempotentListener
+		void onPayload(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("payload", eventId, payload);
+		}
+
+		@KafkaListener(id = "record", topics = "record-events", groupId = "record-group")
+		@IdempotentListener(eventId = "split(':')[0]")
+		void onRecord(ConsumerRecord<String, String> record) {
+			effect("record", record.value().split(":")[0], record.value());
+		}
+
+		@KafkaListener(id = "position", topics = "position-events", groupId = "position-group")
+		@IdempotentListener(useTopicPartitionOffset = true)
+		void onPosition(Message<String> message) {
+			effect("position", message.getPayload(), message.getPayload());
+		}
+
+		@KafkaListener(id = "failing", topics = "failing-events", groupId = "failing-group")
+		@IdempotentListener
+		void onFailing(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("failing", eventId, payload);
+			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
+			if (payload.startsWith("fail-always") || (payload.startsWith("fail-once") && attempt == 1)) {
+				throw new IllegalStateException("Listener failed on attempt " + attempt);
+			}
+		}
+
+		@KafkaListener(id = "kafkaTransaction", topics = "kafka-transaction-events",
+				groupId = "kafka-transaction-group", containerFactory = "kafkaTransactionFactory")
+		@IdempotentListener
+		void onKafkaTransaction(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("kafkaTransaction", eventId, payload);
+			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
+			if (payload.startsWith("fail-once") && attempt == 1) {
+				throw new IllegalStateException("Listener failed inside a Kafka transaction");
+			}
+		}
+
+		@KafkaListener(id = "manual", topics = "manual-events", groupId = "manual-group",
+				containerFactory = "manualImmediateFactory")
+		@IdempotentListener
+		void onManual(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId,
+				@Header(KafkaHeaders.RECEIVED_PARTITION) int partition, @Header(KafkaHeaders.OFFSET) long offset,
+				Acknowledgment acknowledgment) throws Exception {
+			effect("manual", eventId, payload);
+			acknowledgment.acknowledge();
+			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
+			if (payload.startsWith("ack-then-fail-once") && attempt == 1) {
+				// With MANUAL_IMMEDIATE an acknowledgment that is not deferred has been
+				// committed synchronously by now.
+				this.committedAfterAcknowledge
+					.add(new long[] { offset, committedOffset("manual-group", "manual-events", partition) });
+				throw new IllegalStateException("Listener failed after acknowledging");
+			}
+		}
+
+		@KafkaListener(id = "batch", topics = "batch-events", groupId = "batch-group",
+				containerFactory = "batchFactory", autoStartup = "false")
+		@IdempotentListener
+		void onBatch(List<ConsumerRecord<String, String>> records) {
+			List<String> ids = records.stream()
+				.map((record) -> new String(record.headers().lastHeader(EventHeaders.EVENT_ID).value()))
+				.toList();
+			ids.forEach((id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('batch', ?)", id));
+			this.calls.recordBatch("batch", ids);
+			for (String id : ids) {
+				if (id.startsWith("fail-once")
+						&& this.attempts.computeIfAbsent(id, (key) -> new AtomicInteger()).incrementAndGet() == 1) {
+					throw new IllegalStateException("Batch listener failed");
+				}
+			}
+		}
+
+		@KafkaListener(id = "payloadBatch", topics = "payload-batch-events", groupId = "payload-batch-group",
+				containerFactory = "batchFactory", batch = "true", autoStartup = "false")
+		@IdempotentListener
+		void onPayloadBatch(List<String> payloads,
+				@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS) List<Map<String, Object>> headers) {
+			List<String> ids = headers.stream().map((map) -> asString(map.get(EventHeaders.EVENT_ID))).toList();
+			ids.forEach(
+					(id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('payloadBatch', ?)", id));
+			this.calls.recordBatch("payloadBatch", ids);
+		}
+
+		@KafkaListener(id = "crash", topics = CrashingConsumer.TOPIC, groupId = CrashingConsumer.GROUP,
+				autoStartup = "false")
+		@IdempotentListener
+		void onCrashRestart(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("crash", eventId, payload);
+		}
+
+		private void effect(String listener, String eventId, String payload) {
+			this.jdbc.update("INSERT INTO effect (listener, event_id, payload) VALUES (?, ?, ?)", listener, eventId,
+					payload);
+			this.calls.record(listener, eventId);
+		}
+
+		private Long committedOffset(String group, String topic, int partition) throws Exception {
+			Map<TopicPartition, OffsetAndMetadata> offsets = this.admin.listConsumerGroupOffsets(group)
+				.partitionsToOffsetAndMetadata()
+				.get(10, TimeUnit.SECONDS);
+			OffsetAndMetadata offset = offsets.get(new TopicPartition(topic, partition));
+			return (offset != null) ? offset.offset() : -1L;
+		}
+
+		private static String asString(@Nullable Object value) {
+			return (value instanceof byte[] bytes) ? new String(bytes) : String.valueOf(value);
+		}
+
+	}
+
+	static Duration timeout() {
+		return Duration.ofSeconds(30);
+	}
+
+}
