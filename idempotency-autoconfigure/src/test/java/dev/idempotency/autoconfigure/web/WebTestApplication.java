@@ -170,6 +170,13 @@ class WebTestApplication {
 			return place(order, request);
 		}
 
+		@PostMapping("/two-phase/orders")
+		@Idempotent(mode = ClaimMode.TWO_PHASE)
+		ResponseEntity<Map<String, Object>> placeOrderInTwoPhases(@RequestBody Order order,
+				HttpServletRequest request) {
+			return place(order, request);
+		}
+
 		@PostMapping("/orphans")
 		@Idempotent
 		ResponseEntity<String> insertOrphan(@RequestBody Order order) {
