@@ -3,7 +3,7 @@ package dev.idempotency.web;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -57,7 +57,7 @@ final class IdempotentEndpoints {
 			.filter(RequestMappingInfoHandlerMapping.class::isInstance)
 			.map(RequestMappingInfoHandlerMapping.class::cast)
 			.toList();
-		this.endpoints = new IdentityHashMap<>();
+		this.endpoints = new HashMap<>();
 		Set<RequestMethod> httpMethods = EnumSet.noneOf(RequestMethod.class);
 		boolean any = false;
 		ClassLoader classLoader = getClass().getClassLoader();

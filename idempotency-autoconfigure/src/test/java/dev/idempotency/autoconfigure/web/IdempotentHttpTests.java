@@ -312,6 +312,40 @@ class IdempotentHttpTests {
 	}
 
 	@Test
+	void transactionalHandlerThatThrowsAClientErrorHasItsWritesRolledBackAndTheErrorReplayed() {
+		String item = unique("transactional-client-error");
+		String key = UUID.randomUUID().toString();
+		HttpResponse<byte[]> first = this.http.post("/transactional/orders", order(item, -1), "Idempotency-Key", key);
+		assertThat(first.statusCode()).isEqualTo(400);
+		assertIdenticalReplay(this.http.post("/transactional/orders", order(item, -1), "Idempotency-Key", key), first);
+		assertThat(this.gates.executions).hasValue(1);
+		assertThat(orders(item)).isZero();
+	}
+
+	@Test
+	void transactionMarkedRollbackOnlyNeverAnswersThe2xx() {
+		String item = unique("rollback-only");
+		String key = UUID.randomUUID().toString();
+		HttpResponse<byte[]> response = this.http.post("/transactional/orders", order(item, 42), "Idempotency-Key",
+				key);
+		assertThat(response.statusCode()).isEqualTo(500);
+		assertThat(body(response)).contains(IdempotencyProblemTypes.COMMIT_FAILED.toString());
+		assertThat(response.headers().firstValue("Location")).isEmpty();
+		assertThat(orders(item)).isZero();
+		assertThat(keyRows(key)).isZero();
+	}
+
+	@Test
+	void transactionalHandlerJoinsTheLibraryTransaction() {
+		String item = unique("transactional");
+		String key = UUID.randomUUID().toString();
+		HttpResponse<byte[]> first = this.http.post("/transactional/orders", order(item, 3), "Idempotency-Key", key);
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertIdenticalReplay(this.http.post("/transactional/orders", order(item, 3), "Idempotency-Key", key), first);
+		assertThat(orders(item)).isOne();
+	}
+
+	@Test
 	void serverErrorRollsBackAndReleasesTheKey() {
 		String item = unique("server-error");
 		String key = UUID.randomUUID().toString();

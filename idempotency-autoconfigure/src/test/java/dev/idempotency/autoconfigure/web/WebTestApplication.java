@@ -28,6 +28,8 @@ import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.interceptor.TransactionAspectSupport;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -175,6 +177,19 @@ class WebTestApplication {
 		ResponseEntity<Map<String, Object>> placeOrderInTwoPhases(@RequestBody Order order,
 				HttpServletRequest request) {
 			return place(order, request);
+		}
+
+		@PostMapping("/transactional/orders")
+		@Idempotent
+		@Transactional
+		public ResponseEntity<Map<String, Object>> placeOrderTransactionally(@RequestBody Order order,
+				HttpServletRequest request) {
+			ResponseEntity<Map<String, Object>> response = place(order, request);
+			if (order.amount() == 42) {
+				// Work that went wrong without an exception reaching the filter.
+				TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
+			}
+			return response;
 		}
 
 		@PostMapping("/orphans")
