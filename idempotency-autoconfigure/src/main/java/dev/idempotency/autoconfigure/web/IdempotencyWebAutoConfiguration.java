@@ -46,7 +46,8 @@ public final class IdempotencyWebAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<DataSource> dataSource,
-			IdempotencyScopeResolver scopeResolver, IdempotencyWebProperties properties) {
+			IdempotencyScopeResolver scopeResolver, IdempotencyWebProperties properties,
+			ObjectProvider<IdempotencyFilterCustomizer> customizers) {
 		DataSource database = dataSource.getIfUnique();
 		IdempotencyFilter filter = new IdempotencyFilter(store, transactionManager.getIfUnique(),
 				(database != null) ? new JdbcTemplate(database) : null);
@@ -59,6 +60,7 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setMaxStoredBodySize(properties.getMaxStoredBodySize().toBytes());
 		filter.setReplayedHeaders(properties.getReplayedHeaders());
 		filter.setReleasedClientErrors(properties.getReleasedClientErrors());
+		customizers.orderedStream().forEach((customizer) -> customizer.customize(filter));
 		return filter;
 	}
 

@@ -105,6 +105,15 @@ class IdempotencyWebAutoConfigurationTests {
 	}
 
 	@Test
+	void appliesCustomizersAfterTheProperties() {
+		this.contextRunner.withPropertyValues("idempotency.web.lock-timeout=1s")
+			.withBean(IdempotencyFilterCustomizer.class,
+					() -> (filter) -> filter.setLockTimeout(Duration.ofMillis(1500)))
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("lockTimeout", Duration.ofMillis(1500)));
+	}
+
+	@Test
 	void modeProperty() {
 		this.contextRunner.withPropertyValues("idempotency.web.mode=single-transaction")
 			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
