@@ -1,6 +1,5 @@
 package dev.idempotency.test;
 
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,7 +10,8 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
 /**
  * A real Kafka broker (KRaft, in process) shared by all tests of a JVM, started on first
- * use and stopped when the JVM exits. Its logs live under the build directory.
+ * use and stopped when the JVM exits. Its logs live under {@code java.io.tmpdir}, which
+ * the build points at {@code target/}.
  * <p>
  * Tests share the broker, not topics: give each test topics of its own, for example with
  * {@link #uniqueTopic(String)}.
@@ -47,11 +47,12 @@ public final class TestKafkaBroker {
 	}
 
 	private static TestKafkaBroker start() {
-		Path logs = TestFiles.workDirectory().resolve("kafka-" + UUID.randomUUID());
+		// The broker keeps its logs under java.io.tmpdir: point it at the build
+		// directory.
 		EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 3);
-		broker.brokerProperties(Map.of("log.dirs", logs.toString(), "auto.create.topics.enable", "true",
-				"group.initial.rebalance.delay.ms", "0", "transaction.state.log.replication.factor", "1",
-				"transaction.state.log.min.isr", "1", "offsets.topic.replication.factor", "1"));
+		broker.brokerProperties(Map.of("auto.create.topics.enable", "true", "group.initial.rebalance.delay.ms", "0",
+				"transaction.state.log.replication.factor", "1", "transaction.state.log.min.isr", "1",
+				"offsets.topic.replication.factor", "1"));
 		broker.afterPropertiesSet();
 		TestKafkaBroker testBroker = new TestKafkaBroker(broker);
 		Runtime.getRuntime().addShutdownHook(new Thread(testBroker::stop, "embedded-kafka-stop"));

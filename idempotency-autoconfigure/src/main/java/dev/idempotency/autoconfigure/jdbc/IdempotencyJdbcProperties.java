@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.time.Duration;
+
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
@@ -14,6 +16,9 @@ import org.springframework.boot.sql.init.DatabaseInitializationMode;
  */
 @ConfigurationProperties("idempotency.jdbc")
 public class IdempotencyJdbcProperties extends DatabaseInitializationProperties {
+
+	/** The default retention of processed-event marks. */
+	public static final Duration DEFAULT_PROCESSED_EVENT_RETENTION = Duration.ofDays(7);
 
 	private static final String DEFAULT_SCHEMA_LOCATION = "classpath:" + SchemaScripts.CORE_SCRIPT;
 
@@ -32,6 +37,13 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	 * Name of the processed-event table.
 	 */
 	private String processedEventTable = JdbcProcessedEventStore.DEFAULT_TABLE_NAME;
+
+	/**
+	 * How long a processed-event mark is kept, and so how long a redelivered event is
+	 * recognised as a duplicate. Choose it longer than the longest redelivery: consumer
+	 * lag, replays, re-publication by an outbox.
+	 */
+	private Duration processedEventRetention = DEFAULT_PROCESSED_EVENT_RETENTION;
 
 	public IdempotencyJdbcProperties() {
 		setInitializeSchema(DatabaseInitializationMode.EMBEDDED);
@@ -64,6 +76,14 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 
 	public void setProcessedEventTable(String processedEventTable) {
 		this.processedEventTable = processedEventTable;
+	}
+
+	public Duration getProcessedEventRetention() {
+		return this.processedEventRetention;
+	}
+
+	public void setProcessedEventRetention(Duration processedEventRetention) {
+		this.processedEventRetention = processedEventRetention;
 	}
 
 	/**

@@ -1,0 +1,42 @@
+package dev.idempotency.autoconfigure.ops;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.jdbc.JdbcTableMonitor;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configuration of the {@code idempotency} actuator endpoint, when it is available
+ * (enabled and exposed), with its {@code keys} section and every other
+ * {@link IdempotencyEndpointSection} bean.
+ */
+@AutoConfiguration(after = { IdempotencyJdbcAutoConfiguration.class, IdempotencyOperationsAutoConfiguration.class })
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBean(JdbcTableMonitor.class)
+@ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
+public final class IdempotencyEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyEndpoint idempotencyEndpoint(JdbcTableMonitor monitor,
+			ObjectProvider<IdempotencyEndpointSection> sections) {
+		return new IdempotencyEndpoint(monitor, sections.orderedStream().toList());
+	}
+
+	@Bean
+	@ConditionalOnBean(IdempotencyKeyStore.class)
+	@ConditionalOnMissingBean(name = "idempotencyKeysEndpointSection")
+	IdempotencyEndpointSection idempotencyKeysEndpointSection(IdempotencyKeyStore store,
+			IdempotencyOperationsProperties properties) {
+		return new KeysEndpointSection(store, properties.getEndpoint().isShowBody());
+	}
+
+}

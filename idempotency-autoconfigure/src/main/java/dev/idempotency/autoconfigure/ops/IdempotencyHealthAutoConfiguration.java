@@ -1,0 +1,39 @@
+package dev.idempotency.autoconfigure.ops;
+
+import dev.idempotency.core.jdbc.JdbcTableMonitor;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configuration of the {@code idempotency} health indicator
+ * ({@code management.health.idempotency.enabled}).
+ */
+@AutoConfiguration(after = IdempotencyOperationsAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(JdbcTableMonitor.class)
+@ConditionalOnEnabledHealthIndicator("idempotency")
+public final class IdempotencyHealthAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyHealthIndicator")
+	IdempotencyHealthIndicator idempotencyHealthIndicator(JdbcTableMonitor monitor,
+			IdempotencyOperationsProperties properties) {
+		return new IdempotencyHealthIndicator(monitor, properties.getHealth().getMaxOverdue());
+	}
+
+	@Bean
+	@ConditionalOnBooleanProperty(name = "idempotency.cleanup.enabled", matchIfMissing = true)
+	RetentionRule idempotencyHealthOverdueRule(IdempotencyOperationsProperties properties) {
+		return RetentionRule.longerThan("idempotency.health.max-overdue", properties.getHealth().getMaxOverdue(),
+				"idempotency.cleanup.interval", properties.getCleanup().getInterval(),
+				"rows become due between two cleanup runs, so health would turn DOWN while cleanup works");
+	}
+
+}

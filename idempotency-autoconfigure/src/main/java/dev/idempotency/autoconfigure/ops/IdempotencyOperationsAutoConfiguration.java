@@ -1,0 +1,114 @@
+package dev.idempotency.autoconfigure.ops;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
+import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.JdbcTableMonitor;
+import dev.idempotency.core.jdbc.RetentionCleaner;
+import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.core.jdbc.TableProbe;
+import dev.idempotency.core.metrics.IdempotencyTableMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Auto-configuration of retention cleanup and table monitoring: a {@link RetentionTarget}
+ * and a {@link TableProbe} per table of idempotency-core, the scheduled
+ * {@link IdempotencyCleanup} over every {@link RetentionTarget} bean, a
+ * {@link JdbcTableMonitor} over every {@link TableProbe} and {@link BacklogProbe} bean
+ * (with gauges when Micrometer is there), and the startup check of every
+ * {@link RetentionRule} bean.
+ */
+@AutoConfiguration(after = { IdempotencyJdbcAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class })
+@ConditionalOnClass({ RetentionCleaner.class, JdbcTemplate.class, DataSourceTransactionManager.class })
+@ConditionalOnBean(DataSource.class)
+@EnableConfigurationProperties({ IdempotencyOperationsProperties.class, IdempotencyJdbcProperties.class })
+public final class IdempotencyOperationsAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyKeysRetentionTarget")
+	RetentionTarget idempotencyKeysRetentionTarget(IdempotencyJdbcProperties properties) {
+		return RetentionTarget.idempotencyKeys(properties.qualify(properties.getIdempotencyKeyTable()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "processedEventsRetentionTarget")
+	RetentionTarget processedEventsRetentionTarget(IdempotencyJdbcProperties properties) {
+		return RetentionTarget.processedEvents(properties.qualify(properties.getProcessedEventTable()),
+				properties.getProcessedEventRetention());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyKeysTableProbe")
+	TableProbe idempotencyKeysTableProbe(IdempotencyJdbcProperties properties) {
+		return TableProbe.idempotencyKeys(properties.qualify(properties.getIdempotencyKeyTable()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "processedEventsTableProbe")
+	TableProbe processedEventsTableProbe(IdempotencyJdbcProperties properties) {
+		return TableProbe.processedEvents(properties.qualify(properties.getProcessedEventTable()),
+				properties.getProcessedEventRetention());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RetentionCleaner idempotencyRetentionCleaner(DataSource dataSource) {
+		return new RetentionCleaner(new JdbcTemplate(dataSource),
+				new TransactionTemplate(new DataSourceTransactionManager(dataSource)));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "idempotency.cleanup.enabled", matchIfMissing = true)
+	IdempotencyCleanup idempotencyCleanup(RetentionCleaner cleaner, ObjectProvider<RetentionTarget> targets,
+			ObjectProvider<IdempotencyMetrics> metrics, IdempotencyOperationsProperties properties) {
+		IdempotencyOperationsProperties.Cleanup cleanup = properties.getCleanup();
+		return new IdempotencyCleanup(cleaner, targets.orderedStream().toList(),
+				metrics.getIfAvailable(IdempotencyMetrics::noop), cleanup.getInitialDelay(), cleanup.getInterval(),
+				cleanup.getBatchSize(), cleanup.getPause());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	JdbcTableMonitor idempotencyTableMonitor(DataSource dataSource, ObjectProvider<TableProbe> tables,
+			ObjectProvider<BacklogProbe> backlogs, IdempotencyOperationsProperties properties) {
+		return new JdbcTableMonitor(new JdbcTemplate(dataSource), tables.orderedStream().toList(),
+				backlogs.orderedStream().toList(), properties.getMonitor().getRefreshInterval());
+	}
+
+	@Bean
+	RetentionRulesValidator idempotencyRetentionRulesValidator(ObjectProvider<RetentionRule> rules) {
+		return new RetentionRulesValidator(rules);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterBinder.class)
+	@ConditionalOnBean(MeterRegistry.class)
+	static class TableMetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyTableMetrics idempotencyTableMetrics(JdbcTableMonitor monitor) {
+			return new IdempotencyTableMetrics(monitor);
+		}
+
+	}
+
+}

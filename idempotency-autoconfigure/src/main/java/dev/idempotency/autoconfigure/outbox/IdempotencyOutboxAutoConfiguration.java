@@ -1,0 +1,180 @@
+package dev.idempotency.autoconfigure.outbox;
+
+import java.time.Duration;
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
+import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.outbox.JdbcOutbox;
+import dev.idempotency.outbox.Outbox;
+import dev.idempotency.outbox.OutboxDestination;
+import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxSchema;
+import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.sql.autoconfigure.init.OnDatabaseInitializationCondition;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * Auto-configuration of the transactional outbox on the application's {@link DataSource}:
+ * the {@link Outbox}, its table, a relay that delivers to the {@link OutboxDestination}
+ * beans (Kafka when the application has a producer factory), and the retention of
+ * published rows.
+ */
+@AutoConfiguration(after = DataSourceAutoConfiguration.class,
+		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+				"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
+@ConditionalOnClass({ JdbcOutbox.class, JdbcTemplate.class })
+@ConditionalOnBean(DataSource.class)
+@EnableConfigurationProperties({ IdempotencyOutboxProperties.class, IdempotencyJdbcProperties.class })
+@Import({ IdempotencyOutboxAutoConfiguration.KafkaDestinationConfiguration.class,
+		IdempotencyOutboxAutoConfiguration.RelayConfiguration.class })
+public final class IdempotencyOutboxAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(Outbox.class)
+	JdbcOutbox outbox(DataSource dataSource, ObjectProvider<JsonMapper> jsonMapper,
+			IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
+		return new JdbcOutbox(new JdbcTemplate(dataSource), jsonMapper.getIfAvailable(JsonMapper::new),
+				jdbcProperties.qualify(properties.getTable()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyOutboxDataSourceScriptDatabaseInitializer")
+	@Conditional(OnOutboxDatabaseInitializationCondition.class)
+	IdempotencyDataSourceScriptDatabaseInitializer idempotencyOutboxDataSourceScriptDatabaseInitializer(
+			DataSource dataSource, IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
+		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, jdbcProperties, OutboxSchema.SCRIPT,
+				OutboxSchema.tables(jdbcProperties.qualify(properties.getTable())));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "outboxRetentionTarget")
+	RetentionTarget outboxRetentionTarget(IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		return OutboxSchema.publishedRows(jdbcProperties.qualify(properties.getTable()), properties.getRetention());
+	}
+
+	static class OnOutboxDatabaseInitializationCondition extends OnDatabaseInitializationCondition {
+
+		OnOutboxDatabaseInitializationCondition() {
+			super("Idempotency outbox", "idempotency.jdbc.initialize-schema");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(KafkaTemplate.class)
+	@ConditionalOnBean(ProducerFactory.class)
+	@ConditionalOnBooleanProperty(name = "idempotency.outbox.kafka.enabled", matchIfMissing = true)
+	static class KafkaDestinationConfiguration {
+
+		// Not a candidate for injection: the application's ProducerFactory stays the
+		// only one its code sees.
+		@Bean(autowireCandidate = false)
+		DefaultKafkaProducerFactory<byte[], byte[]> outboxKafkaProducerFactory(ProducerFactory<?, ?> producerFactory) {
+			Map<String, Object> config = KafkaOutboxDestination
+				.producerConfig(producerFactory.getConfigurationProperties());
+			return new DefaultKafkaProducerFactory<>(config);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(KafkaOutboxDestination.class)
+		@SuppressWarnings("unchecked")
+		KafkaOutboxDestination outboxKafkaDestination(IdempotencyOutboxProperties properties, BeanFactory beanFactory) {
+			Duration sendTimeout = properties.getKafka().getSendTimeout();
+			Duration lease = properties.getRelay().getLease();
+			if (sendTimeout.compareTo(lease) >= 0) {
+				throw new IllegalStateException("idempotency.outbox.kafka.send-timeout (" + sendTimeout
+						+ ") must be shorter than idempotency.outbox.relay.lease (" + lease + "): otherwise another "
+						+ "relay may take over a batch that is still being sent, and deliver it twice");
+			}
+			ProducerFactory<byte[], byte[]> producerFactory = beanFactory.getBean("outboxKafkaProducerFactory",
+					ProducerFactory.class);
+			return new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory),
+					properties.getKafka().getSendTimeout());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@Conditional(OnOutboxDestinationCondition.class)
+	@ConditionalOnBooleanProperty(name = "idempotency.outbox.relay.enabled", matchIfMissing = true)
+	static class RelayConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		OutboxRelay outboxRelay(DataSource dataSource, IdempotencyOutboxProperties properties,
+				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
+				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox) {
+			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
+			OutboxRelay.Builder builder = OutboxRelay.builder(dataSource)
+				.table(jdbcProperties.qualify(properties.getTable()))
+				.mode(relay.getMode())
+				.batchSize(relay.getBatchSize())
+				.pollInterval(relay.getPollInterval())
+				.lease(relay.getLease())
+				.reapInterval(relay.getReapInterval())
+				.maxAttempts(relay.getMaxAttempts())
+				.maxAge(relay.getMaxAge())
+				.backoff(relay.getInitialBackoff(), relay.getMaxBackoff())
+				.shutdownTimeout(relay.getShutdownTimeout());
+			destinations.orderedStream().forEach(builder::destination);
+			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+			OutboxRelay outboxRelay = builder.build();
+			outbox.ifAvailable((candidate) -> {
+				if (candidate instanceof JdbcOutbox jdbcOutbox) {
+					jdbcOutbox.afterCommit(outboxRelay::wakeUp);
+				}
+			});
+			return outboxRelay;
+		}
+
+	}
+
+	/**
+	 * Whether the relay has somewhere to deliver: a destination bean of the application,
+	 * or the Kafka destination that {@link KafkaDestinationConfiguration} creates.
+	 */
+	static class OnOutboxDestinationCondition extends AnyNestedCondition {
+
+		OnOutboxDestinationCondition() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnBean(OutboxDestination.class)
+		static class HasDestination {
+
+		}
+
+		@ConditionalOnClass(name = "org.springframework.kafka.core.KafkaTemplate")
+		@ConditionalOnBean(type = "org.springframework.kafka.core.ProducerFactory")
+		@ConditionalOnBooleanProperty(name = "idempotency.outbox.kafka.enabled", matchIfMissing = true)
+		static class HasKafka {
+
+		}
+
+	}
+
+}

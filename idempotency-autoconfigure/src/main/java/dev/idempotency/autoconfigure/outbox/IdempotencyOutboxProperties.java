@@ -1,0 +1,250 @@
+package dev.idempotency.autoconfigure.outbox;
+
+import java.time.Duration;
+
+import dev.idempotency.outbox.JdbcOutbox;
+import dev.idempotency.outbox.OutboxRelay;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration properties of the transactional outbox. The table is created according to
+ * {@code idempotency.jdbc.initialize-schema}, in {@code idempotency.jdbc.table-schema}
+ * when set.
+ */
+@ConfigurationProperties("idempotency.outbox")
+public class IdempotencyOutboxProperties {
+
+	/**
+	 * Name of the outbox table.
+	 */
+	private String table = JdbcOutbox.DEFAULT_TABLE_NAME;
+
+	/**
+	 * Relay settings.
+	 */
+	private final Relay relay = new Relay();
+
+	/**
+	 * Kafka destination settings.
+	 */
+	private final Kafka kafka = new Kafka();
+
+	/**
+	 * How long published rows are kept before retention cleanup deletes them.
+	 */
+	private Duration retention = Duration.ofDays(7);
+
+	public String getTable() {
+		return this.table;
+	}
+
+	public void setTable(String table) {
+		this.table = table;
+	}
+
+	public Relay getRelay() {
+		return this.relay;
+	}
+
+	public Kafka getKafka() {
+		return this.kafka;
+	}
+
+	public Duration getRetention() {
+		return this.retention;
+	}
+
+	public void setRetention(Duration retention) {
+		this.retention = retention;
+	}
+
+	/**
+	 * Relay settings.
+	 */
+	public static class Relay {
+
+		/**
+		 * Whether this instance runs a relay. Instances that only append can turn it off.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * How the relay holds a claim while delivering: two-phase (PUBLISHING with a
+		 * lease) or simple (row locks in a transaction held across the delivery).
+		 */
+		private OutboxRelay.Mode mode = OutboxRelay.Mode.TWO_PHASE;
+
+		/**
+		 * Most rows claimed and delivered in one cycle.
+		 */
+		private int batchSize = 1000;
+
+		/**
+		 * How long the relay waits for a commit's wake-up before looking for rows anyway.
+		 */
+		private Duration pollInterval = Duration.ofSeconds(1);
+
+		/**
+		 * How long a claim is held before another relay may take it over. Must exceed the
+		 * longest delivery of a batch.
+		 */
+		private Duration lease = Duration.ofMinutes(1);
+
+		/**
+		 * How often the relay returns claims with an expired lease to PENDING.
+		 */
+		private Duration reapInterval = Duration.ofSeconds(10);
+
+		/**
+		 * Failed deliveries after which a row becomes DEAD.
+		 */
+		private int maxAttempts = 20;
+
+		/**
+		 * Age after which a row is no longer delivered but becomes DEAD, for example the
+		 * idempotency key retention of a provider. Unlimited when not set.
+		 */
+		private @Nullable Duration maxAge;
+
+		/**
+		 * Delay before the second attempt; each further attempt doubles it.
+		 */
+		private Duration initialBackoff = Duration.ofSeconds(1);
+
+		/**
+		 * Longest delay between two attempts.
+		 */
+		private Duration maxBackoff = Duration.ofMinutes(5);
+
+		/**
+		 * How long shutdown waits for the batch in flight before handing it back.
+		 */
+		private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public OutboxRelay.Mode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(OutboxRelay.Mode mode) {
+			this.mode = mode;
+		}
+
+		public int getBatchSize() {
+			return this.batchSize;
+		}
+
+		public void setBatchSize(int batchSize) {
+			this.batchSize = batchSize;
+		}
+
+		public Duration getPollInterval() {
+			return this.pollInterval;
+		}
+
+		public void setPollInterval(Duration pollInterval) {
+			this.pollInterval = pollInterval;
+		}
+
+		public Duration getLease() {
+			return this.lease;
+		}
+
+		public void setLease(Duration lease) {
+			this.lease = lease;
+		}
+
+		public Duration getReapInterval() {
+			return this.reapInterval;
+		}
+
+		public void setReapInterval(Duration reapInterval) {
+			this.reapInterval = reapInterval;
+		}
+
+		public int getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(int maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public @Nullable Duration getMaxAge() {
+			return this.maxAge;
+		}
+
+		public void setMaxAge(@Nullable Duration maxAge) {
+			this.maxAge = maxAge;
+		}
+
+		public Duration getInitialBackoff() {
+			return this.initialBackoff;
+		}
+
+		public void setInitialBackoff(Duration initialBackoff) {
+			this.initialBackoff = initialBackoff;
+		}
+
+		public Duration getMaxBackoff() {
+			return this.maxBackoff;
+		}
+
+		public void setMaxBackoff(Duration maxBackoff) {
+			this.maxBackoff = maxBackoff;
+		}
+
+		public Duration getShutdownTimeout() {
+			return this.shutdownTimeout;
+		}
+
+		public void setShutdownTimeout(Duration shutdownTimeout) {
+			this.shutdownTimeout = shutdownTimeout;
+		}
+
+	}
+
+	/**
+	 * Kafka destination settings.
+	 */
+	public static class Kafka {
+
+		/**
+		 * Whether to deliver rows to Kafka (the destination is the topic) when the
+		 * application has a Kafka producer factory.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * How long to wait for Kafka to acknowledge a batch.
+		 */
+		private Duration sendTimeout = Duration.ofSeconds(30);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getSendTimeout() {
+			return this.sendTimeout;
+		}
+
+		public void setSendTimeout(Duration sendTimeout) {
+			this.sendTimeout = sendTimeout;
+		}
+
+	}
+
+}

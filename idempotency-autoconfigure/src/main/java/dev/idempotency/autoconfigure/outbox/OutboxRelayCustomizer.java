@@ -1,0 +1,19 @@
+package dev.idempotency.autoconfigure.outbox;
+
+import dev.idempotency.outbox.OutboxRelay;
+
+/**
+ * Customizes the auto-configured {@link OutboxRelay} beyond what the
+ * {@code idempotency.outbox.*} properties express, for example a transaction manager of
+ * its own.
+ */
+@FunctionalInterface
+public interface OutboxRelayCustomizer {
+
+	/**
+	 * Customize the relay's builder, after the properties were applied.
+	 * @param builder the builder
+	 */
+	void customize(OutboxRelay.Builder builder);
+
+}

@@ -1,0 +1,167 @@
+package dev.idempotency.autoconfigure.web;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import dev.idempotency.web.AbandonedClaimPolicy;
+import dev.idempotency.web.ClaimMode;
+import dev.idempotency.web.IdempotencyFilter;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration properties of {@code @Idempotent} for Spring MVC. Every setting except
+ * the lock timeout, the body cap, the replayed headers and the released client errors can
+ * be overridden per handler on the annotation.
+ */
+@ConfigurationProperties("idempotency.web")
+public class IdempotencyWebProperties {
+
+	/**
+	 * Default position of the filter in the servlet filter chain: after Spring Security,
+	 * so that the principal is known.
+	 */
+	public static final int DEFAULT_FILTER_ORDER = 0;
+
+	/**
+	 * Whether to serve the Idempotency-Key protocol for @Idempotent handlers.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * How keys are claimed by handlers that do not choose: in a transaction of their own
+	 * before the handler runs (two-phase), or as the first statement of the handler's
+	 * transaction (single-transaction).
+	 */
+	private ClaimMode mode = ClaimMode.TWO_PHASE;
+
+	/**
+	 * How long a two-phase claim stays exclusive before another request may take it over.
+	 * Must exceed the longest run of a handler.
+	 */
+	private Duration lease = IdempotencyFilter.DEFAULT_LEASE;
+
+	/**
+	 * How long a completed key is remembered and its response replayed.
+	 */
+	private Duration retention = IdempotencyFilter.DEFAULT_RETENTION;
+
+	/**
+	 * How long a duplicate of a running single-transaction request waits for it before
+	 * getting 409.
+	 */
+	private Duration lockTimeout = IdempotencyFilter.DEFAULT_LOCK_TIMEOUT;
+
+	/**
+	 * What to do with a claim whose lease has expired: take it over and run the request,
+	 * or refuse with 409 for manual review.
+	 */
+	private AbandonedClaimPolicy abandonedClaims = AbandonedClaimPolicy.TAKE_OVER;
+
+	/**
+	 * Largest response body stored for replay. A larger response is sent and its key
+	 * completed, but repeats get a 409 problem instead of a replay.
+	 */
+	private DataSize maxStoredBodySize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE);
+
+	/**
+	 * Response headers replayed besides Content-Type, Location and ETag.
+	 */
+	private List<String> replayedHeaders = new ArrayList<>();
+
+	/**
+	 * 4xx statuses that are not final: the transaction rolls back and the key is released
+	 * so that a retry runs again. Every other 4xx is stored and replayed.
+	 */
+	private Set<Integer> releasedClientErrors = new LinkedHashSet<>(IdempotencyFilter.DEFAULT_RELEASED_CLIENT_ERRORS);
+
+	/**
+	 * Order of the filter in the servlet filter chain.
+	 */
+	private int filterOrder = DEFAULT_FILTER_ORDER;
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public ClaimMode getMode() {
+		return this.mode;
+	}
+
+	public void setMode(ClaimMode mode) {
+		this.mode = mode;
+	}
+
+	public Duration getLease() {
+		return this.lease;
+	}
+
+	public void setLease(Duration lease) {
+		this.lease = lease;
+	}
+
+	public Duration getRetention() {
+		return this.retention;
+	}
+
+	public void setRetention(Duration retention) {
+		this.retention = retention;
+	}
+
+	public Duration getLockTimeout() {
+		return this.lockTimeout;
+	}
+
+	public void setLockTimeout(Duration lockTimeout) {
+		this.lockTimeout = lockTimeout;
+	}
+
+	public AbandonedClaimPolicy getAbandonedClaims() {
+		return this.abandonedClaims;
+	}
+
+	public void setAbandonedClaims(AbandonedClaimPolicy abandonedClaims) {
+		this.abandonedClaims = abandonedClaims;
+	}
+
+	public DataSize getMaxStoredBodySize() {
+		return this.maxStoredBodySize;
+	}
+
+	public void setMaxStoredBodySize(DataSize maxStoredBodySize) {
+		this.maxStoredBodySize = maxStoredBodySize;
+	}
+
+	public List<String> getReplayedHeaders() {
+		return this.replayedHeaders;
+	}
+
+	public void setReplayedHeaders(List<String> replayedHeaders) {
+		this.replayedHeaders = replayedHeaders;
+	}
+
+	public Set<Integer> getReleasedClientErrors() {
+		return this.releasedClientErrors;
+	}
+
+	public void setReleasedClientErrors(Set<Integer> releasedClientErrors) {
+		this.releasedClientErrors = releasedClientErrors;
+	}
+
+	public int getFilterOrder() {
+		return this.filterOrder;
+	}
+
+	public void setFilterOrder(int filterOrder) {
+		this.filterOrder = filterOrder;
+	}
+
+}

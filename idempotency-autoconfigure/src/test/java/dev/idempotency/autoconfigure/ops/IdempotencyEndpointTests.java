@@ -1,0 +1,206 @@
+package dev.idempotency.autoconfigure.ops;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.KeyClaim;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestSchema;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.InvocationContext;
+import org.springframework.boot.actuate.endpoint.OperationType;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.web.ExposableWebEndpoint;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointsSupplier;
+import org.springframework.boot.actuate.endpoint.web.WebOperation;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+@PostgresTest
+class IdempotencyEndpointTests {
+
+	private final WebApplicationContextRunner contextRunner;
+
+	IdempotencyEndpointTests(TestSchema schema) {
+		this.contextRunner = new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					IdempotencyJdbcAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class,
+					IdempotencyOperationsAutoConfiguration.class, IdempotencyEndpointAutoConfiguration.class,
+					EndpointAutoConfiguration.class, WebEndpointAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
+					"spring.datasource.username=" + schema.getUsername(),
+					"spring.datasource.password=" + schema.getPassword(), "idempotency.jdbc.initialize-schema=always",
+					"idempotency.cleanup.enabled=false", "idempotency.monitor.refresh-interval=0s");
+	}
+
+	@Test
+	void isNotExposedOverTheWebUnlessIncluded() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).doesNotHaveBean(IdempotencyEndpoint.class);
+			assertThat(webEndpoint(context)).isEmpty();
+		});
+	}
+
+	@Test
+	void isExposedWithReadsAndActionsWhenIncluded() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
+			.run((context) -> {
+				ExposableWebEndpoint endpoint = webEndpoint(context).orElseThrow();
+				assertThat(endpoint.getOperations())
+					.extracting(
+							(operation) -> operation.getType() + " " + operation.getRequestPredicate().getHttpMethod()
+									+ " " + operation.getRequestPredicate().getPath())
+					.containsExactlyInAnyOrder("READ GET idempotency", "READ GET idempotency/{section}",
+							"WRITE POST idempotency/{section}/{action}");
+			});
+	}
+
+	@Test
+	void readOnlyAccessRemovesTheActions() {
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
+					"management.endpoint.idempotency.access=READ_ONLY")
+			.run((context) -> assertThat(webEndpoint(context).orElseThrow().getOperations())
+				.extracting(WebOperation::getType)
+				.containsOnly(OperationType.READ));
+	}
+
+	@Test
+	void excludingTheEndpointHidesIt() {
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=*",
+					"management.endpoints.web.exposure.exclude=idempotency")
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyEndpoint.class));
+	}
+
+	@Test
+	void releasesAnAbandonedClaimSoThatARetryRuns() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
+			.run((context) -> {
+				IdempotencyKeyStore store = context.getBean(IdempotencyKeyStore.class);
+				KeyClaim claim = new KeyClaim("alice", "order-42/pay", "h1", Duration.ofMillis(1), Duration.ofHours(1));
+				assertThat(store.claim(claim)).isInstanceOf(ClaimResult.Claimed.class);
+				assertThat(store.claim(claim)).isInstanceOf(ClaimResult.Existing.class);
+				Map<String, Object> state = invoke(context, "idempotency/{section}",
+						Map.of("section", "keys", "scope", "alice", "key", "order-42/pay"));
+				assertThat(state).containsEntry("status", "IN_PROGRESS").containsEntry("leaseExpired", true);
+				Map<String, Object> release = invoke(context, "idempotency/{section}/{action}",
+						Map.of("section", "keys", "action", "release", "scope", "alice", "key", "order-42/pay"));
+				assertThat(release).containsEntry("released", true);
+				assertThat(store.claim(claim)).isInstanceOf(ClaimResult.Claimed.class);
+			});
+	}
+
+	@Test
+	void neverReleasesALiveClaimNorACompletedKey() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
+			.run((context) -> {
+				IdempotencyKeyStore store = context.getBean(IdempotencyKeyStore.class);
+				store.claim(new KeyClaim("", "live", "h", Duration.ofMinutes(5), Duration.ofHours(1)));
+				ClaimResult.Claimed done = (ClaimResult.Claimed) store
+					.claim(new KeyClaim("", "done", "h", Duration.ofMinutes(5), Duration.ofHours(1)));
+				store.complete("", "done", done.owner(), new StoredResponse(201, Map.of(), new byte[0]),
+						Duration.ofHours(1));
+				IdempotencyEndpoint endpoint = context.getBean(IdempotencyEndpoint.class);
+				assertThat(endpoint.write("keys", "release", null, "live", null))
+					.hasFieldOrPropertyWithValue("released", false);
+				assertThat(endpoint.write("keys", "release", null, "done", null))
+					.hasFieldOrPropertyWithValue("released", false);
+				assertThat(store.find("", "live")).isPresent();
+				assertThat(store.find("", "done")).isPresent();
+				assertThat(endpoint.write("keys", "release", null, "unknown", null)).isNull();
+				assertThat(endpoint.write("keys", "unknown-action", null, "live", null)).isNull();
+				assertThat(endpoint.read("no-such-section", null, "live", null, null)).isNull();
+			});
+	}
+
+	@Test
+	void showsTheBodyOnlyWhenEnabled() {
+		StoredResponse response = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")),
+				"{\"card\":\"4242\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
+			.run((context) -> {
+				complete(context.getBean(IdempotencyKeyStore.class), "secret", response);
+				Object state = context.getBean(IdempotencyEndpoint.class).read("keys", null, "secret", null, null);
+				assertThat(state).extracting("response.bodyBytes").isEqualTo(15);
+				assertThat(state).extracting("response.body").isNull();
+				assertThat(state).extracting("response.headers").isNull();
+				assertThat(state).extracting("response.headerNames").isEqualTo(List.of("Content-Type"));
+			});
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
+					"idempotency.endpoint.show-body=true")
+			.run((context) -> {
+				complete(context.getBean(IdempotencyKeyStore.class), "shown", response);
+				Object state = context.getBean(IdempotencyEndpoint.class).read("keys", null, "shown", null, null);
+				assertThat(state).extracting("response.body").isEqualTo("{\"card\":\"4242\"}");
+			});
+	}
+
+	@Test
+	void rejectsAMissingOrMalformedKey() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
+			.run((context) -> {
+				IdempotencyEndpoint endpoint = context.getBean(IdempotencyEndpoint.class);
+				assertThatExceptionOfType(InvalidEndpointRequestException.class)
+					.isThrownBy(() -> endpoint.read("keys", null, null, null, null));
+				assertThatExceptionOfType(InvalidEndpointRequestException.class)
+					.isThrownBy(() -> endpoint.read("keys", null, "caf\u00e9", null, null));
+			});
+	}
+
+	@Test
+	void reportsTheTablesAndTheSections() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
+			.run((context) -> {
+				IdempotencyEndpoint.Report report = context.getBean(IdempotencyEndpoint.class).report();
+				assertThat(report.tables()).containsOnlyKeys("idempotency-keys", "processed-events");
+				assertThat(report.sections()).containsExactly("keys");
+				assertThat(report.readAt()).isNotNull();
+			});
+	}
+
+	private static void complete(IdempotencyKeyStore store, String key, StoredResponse response) {
+		ClaimResult.Claimed claimed = (ClaimResult.Claimed) store
+			.claim(new KeyClaim("", key, "h", Duration.ofMinutes(1), Duration.ofHours(1)));
+		store.complete("", key, claimed.owner(), response, Duration.ofHours(1));
+	}
+
+	private static Optional<ExposableWebEndpoint> webEndpoint(AssertableWebApplicationContext context) {
+		return context.getBean(WebEndpointsSupplier.class)
+			.getEndpoints()
+			.stream()
+			.filter((endpoint) -> endpoint.getEndpointId().toString().equals("idempotency"))
+			.findFirst();
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> invoke(AssertableWebApplicationContext context, String path,
+			Map<String, Object> arguments) {
+		WebOperation operation = webEndpoint(context).orElseThrow()
+			.getOperations()
+			.stream()
+			.filter((candidate) -> candidate.getRequestPredicate().getPath().equals(path))
+			.findFirst()
+			.orElseThrow();
+		Object result = operation.invoke(new InvocationContext(SecurityContext.NONE, new HashMap<>(arguments)));
+		return new tools.jackson.databind.json.JsonMapper().convertValue(result, Map.class);
+	}
+
+}

@@ -1,0 +1,137 @@
+package dev.idempotency.autoconfigure.ops;
+
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.RetentionCleaner;
+import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestSchema;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@PostgresTest
+class IdempotencyHealthIndicatorTests {
+
+	private final JdbcTemplate admin;
+
+	private final ApplicationContextRunner contextRunner;
+
+	IdempotencyHealthIndicatorTests(TestSchema schema) {
+		this.admin = new JdbcTemplate(schema.dataSource());
+		this.contextRunner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					IdempotencyJdbcAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class,
+					IdempotencyOperationsAutoConfiguration.class, IdempotencyHealthAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
+					"spring.datasource.username=" + schema.getUsername(),
+					"spring.datasource.password=" + schema.getPassword(), "idempotency.jdbc.initialize-schema=always",
+					"idempotency.monitor.refresh-interval=0s");
+	}
+
+	@BeforeEach
+	void emptyTables() {
+		this.admin.execute("CREATE TABLE IF NOT EXISTS outbox_rows (id bigint PRIMARY KEY, status text NOT NULL,"
+				+ " created_at timestamptz NOT NULL)");
+		this.admin.execute("DROP TABLE IF EXISTS idempotency_key, processed_event");
+		this.admin.execute("TRUNCATE outbox_rows");
+	}
+
+	@Test
+	void turnsDownWhenCleanupIsDisabledAndKeysAgePastRetentionAndRecoversAfterCleanup() {
+		this.contextRunner.withPropertyValues("idempotency.cleanup.enabled=false", "idempotency.health.max-overdue=1h")
+			.run((context) -> {
+				IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
+				JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
+				insertKeys(jdbc, "now() - interval '30 minutes'");
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+				insertKeys(jdbc, "now() - interval '2 hours'");
+				Health down = health.health();
+				assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(table(down, "idempotency-keys")).containsEntry("status", "DOWN").containsKey("problem");
+				assertThat(table(down, "processed-events")).containsEntry("status", "UP");
+				context.getBean(RetentionCleaner.class)
+					.deleteAll(context.getBean("idempotencyKeysRetentionTarget", RetentionTarget.class), 100,
+							java.time.Duration.ZERO);
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+			});
+	}
+
+	@Test
+	void turnsDownWhenProcessedEventsOutliveTheirRetentionByMoreThanTheAllowedOverdue() {
+		this.contextRunner
+			.withPropertyValues("idempotency.cleanup.enabled=false", "idempotency.jdbc.processed-event-retention=1d",
+					"idempotency.health.max-overdue=6h")
+			.run((context) -> {
+				IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
+				JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
+				jdbc.update("INSERT INTO processed_event VALUES ('g', 'recent', now() - interval '1 day 5 hours')");
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+				jdbc.update("INSERT INTO processed_event VALUES ('g', 'old', now() - interval '1 day 7 hours')");
+				assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+				jdbc.update("DELETE FROM processed_event WHERE event_id = 'old'");
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+			});
+	}
+
+	@Test
+	void turnsDownWhileABacklogProbeSeesADeadRowAndRecoversWhenItIsGone() {
+		this.contextRunner
+			.withBean("deadRowsProbe", BacklogProbe.class,
+					() -> BacklogProbe.of("outbox-dead", "outbox_rows", "created_at", "status = 'DEAD'").withMaxRows(0))
+			.run((context) -> {
+				IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+				this.admin.update("INSERT INTO outbox_rows VALUES (1, 'DEAD', now())");
+				Health down = health.health();
+				assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(backlog(down, "outbox-dead")).containsEntry("rows", 1L).containsEntry("status", "DOWN");
+				this.admin.update("UPDATE outbox_rows SET status = 'PENDING'");
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+			});
+	}
+
+	@Test
+	void anAllowedOverdueNoLongerThanTheCleanupIntervalFailsStartup() {
+		this.contextRunner.withPropertyValues("idempotency.health.max-overdue=1m", "idempotency.cleanup.interval=5m")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.health.max-overdue (PT1M) must be longer than"
+						+ " idempotency.cleanup.interval (PT5M)"));
+	}
+
+	@Test
+	void canBeDisabled() {
+		this.contextRunner.withPropertyValues("management.health.idempotency.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyHealthIndicator.class));
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> table(Health health, String name) {
+		return ((Map<String, Map<String, Object>>) health.getDetails().get("tables")).get(name);
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> backlog(Health health, String name) {
+		return ((Map<String, Map<String, Object>>) health.getDetails().get("backlogs")).get(name);
+	}
+
+	private static void insertKeys(JdbcTemplate jdbc, String expiresAt) {
+		jdbc.update("INSERT INTO idempotency_key (scope, idempotency_key, request_hash, status, created_at, expires_at)"
+				+ " SELECT '', md5(random()::text) || i, 'h', 'DONE', now(), " + expiresAt
+				+ " FROM generate_series(1, 10) i");
+	}
+
+}

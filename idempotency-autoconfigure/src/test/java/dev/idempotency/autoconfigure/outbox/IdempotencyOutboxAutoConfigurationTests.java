@@ -1,0 +1,235 @@
+package dev.idempotency.autoconfigure.outbox;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
+import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.outbox.JdbcOutbox;
+import dev.idempotency.outbox.Outbox;
+import dev.idempotency.outbox.OutboxDestination;
+import dev.idempotency.outbox.OutboxEvent;
+import dev.idempotency.outbox.OutboxMessage;
+import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestSchema;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.core.ProducerFactory;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@PostgresTest
+class IdempotencyOutboxAutoConfigurationTests {
+
+	private final ApplicationContextRunner contextRunner;
+
+	IdempotencyOutboxAutoConfigurationTests(TestSchema schema) {
+		this.contextRunner = new ApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(DataSourceAutoConfiguration.class, IdempotencyOutboxAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
+					"spring.datasource.username=" + schema.getUsername(),
+					"spring.datasource.password=" + schema.getPassword(), "idempotency.jdbc.initialize-schema=always");
+	}
+
+	@Test
+	void backsOffWithoutDataSource() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyOutboxAutoConfiguration.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(Outbox.class).doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void createsTheOutboxAndItsTableButNoRelayWithoutDestination() {
+		this.contextRunner.withPropertyValues("idempotency.outbox.table=plain_outbox").run((context) -> {
+			assertThat(context).hasSingleBean(JdbcOutbox.class).doesNotHaveBean(OutboxRelay.class);
+			long id = transactions(context.getBean(DataSource.class))
+				.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+			assertThat(new JdbcTemplate(context.getBean(DataSource.class))
+				.queryForObject("SELECT status FROM plain_outbox WHERE id = ?", String.class, id)).isEqualTo("PENDING");
+		});
+	}
+
+	@Test
+	void relayDeliversToTheDestinationBeanAndWakesOnCommit() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=relayed_outbox", "idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(OutboxRelay.class);
+				assertThat(context.getBean(OutboxRelay.class).isRunning()).isTrue();
+				transactions(context.getBean(DataSource.class)).executeWithoutResult(
+						(status) -> context.getBean(Outbox.class).append("orders", "o-2", Map.of("n", 2)));
+				RecordingDestination destination = context.getBean(RecordingDestination.class);
+				assertThat(destination.delivered.await(10, TimeUnit.SECONDS)).isTrue();
+				assertThat(destination.messages).extracting(OutboxMessage::messageKey).containsExactly("o-2");
+			});
+	}
+
+	@Test
+	void relayCanBeTurnedOff() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.relay.enabled=false")
+			.run((context) -> assertThat(context).hasSingleBean(Outbox.class).doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void relaySettingsComeFromTheProperties() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=simple_mode_outbox", "idempotency.outbox.relay.mode=simple",
+					"idempotency.outbox.relay.max-attempts=1", "idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				RecordingDestination destination = context.getBean(RecordingDestination.class);
+				destination.fail = true;
+				transactions(context.getBean(DataSource.class)).executeWithoutResult(
+						(status) -> context.getBean(Outbox.class).append("orders", "o-3", Map.of("n", 3)));
+				assertThat(destination.delivered.await(10, TimeUnit.SECONDS)).isTrue();
+				JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
+				awaitStatus(jdbc, "simple_mode_outbox", "DEAD");
+			});
+	}
+
+	@Test
+	void customizerIsApplied() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withBean(OutboxRelayCustomizer.class, () -> (builder) -> builder.name("custom-relay"))
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getOwner()).startsWith("custom-relay-"));
+	}
+
+	@Test
+	void userOutboxAndRelayReplaceTheAutoConfiguredOnes() {
+		Outbox userOutbox = (event) -> 42L;
+		this.contextRunner.withBean("userOutbox", Outbox.class, () -> userOutbox)
+			.run((context) -> assertThat(context.getBean(Outbox.class)).isSameAs(userOutbox));
+	}
+
+	@Test
+	void kafkaDestinationIsCreatedFromTheApplicationsProducerFactory() {
+		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(KafkaOutboxDestination.class).hasSingleBean(OutboxRelay.class);
+			assertThat(context.getBeanProvider(ProducerFactory.class).getIfUnique())
+				.as("the application still injects its own producer factory")
+				.isSameAs(context.getBean("producerFactory"));
+		});
+	}
+
+	@Test
+	void worksWithoutSpringKafkaOnTheClasspath() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(KafkaTemplate.class, ProducerFactory.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.run((context) -> assertThat(context).hasSingleBean(OutboxRelay.class)
+				.doesNotHaveBean(KafkaOutboxDestination.class));
+	}
+
+	@Test
+	void kafkaSendTimeoutNotShorterThanTheLeaseFailsAtStartup() {
+		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class)
+			.withPropertyValues("idempotency.outbox.kafka.send-timeout=2m", "idempotency.outbox.relay.lease=1m")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("must be shorter than idempotency.outbox.relay.lease"));
+	}
+
+	@Test
+	void kafkaDestinationCanBeTurnedOff() {
+		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class)
+			.withPropertyValues("idempotency.outbox.kafka.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(KafkaOutboxDestination.class)
+				.doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void initializeSchemaNeverCreatesNoInitializerForTheOutbox() {
+		this.contextRunner.withPropertyValues("idempotency.jdbc.initialize-schema=never")
+			.run((context) -> assertThat(context)
+				.doesNotHaveBean("idempotencyOutboxDataSourceScriptDatabaseInitializer"));
+	}
+
+	@Test
+	void tableSchemaQualifiesTheOutboxTable() {
+		this.contextRunner
+			.withPropertyValues("idempotency.jdbc.table-schema=public", "idempotency.outbox.table=qualified_outbox",
+					"idempotency.jdbc.initialize-schema=never")
+			.run((context) -> assertThat(context.getBean("outboxRetentionTarget", RetentionTarget.class).table())
+				.isEqualTo("public.qualified_outbox"));
+	}
+
+	@Test
+	void retentionOfPublishedRowsComesFromTheProperty() {
+		this.contextRunner.withPropertyValues("idempotency.outbox.retention=2d").run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyDataSourceScriptDatabaseInitializer.class);
+			RetentionTarget target = context.getBean("outboxRetentionTarget", RetentionTarget.class);
+			assertThat(target.table()).isEqualTo("outbox");
+			assertThat(target.parameters()).containsExactly(Duration.ofDays(2).toMillis());
+		});
+	}
+
+	private static TransactionTemplate transactions(DataSource dataSource) {
+		return new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+	}
+
+	private static void awaitStatus(JdbcTemplate jdbc, String table, String status) throws InterruptedException {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (!status.equals(jdbc.queryForObject("SELECT status FROM " + table, String.class))) {
+			assertThat(System.nanoTime()).as("waiting for " + status).isLessThan(deadline);
+			Thread.sleep(20);
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RecordingDestinationConfiguration {
+
+		@Bean
+		RecordingDestination recordingDestination() {
+			return new RecordingDestination();
+		}
+
+	}
+
+	static class RecordingDestination implements OutboxDestination {
+
+		final CountDownLatch delivered = new CountDownLatch(1);
+
+		final List<OutboxMessage> messages = new CopyOnWriteArrayList<>();
+
+		volatile boolean fail;
+
+		@Override
+		public Map<Long, Throwable> deliver(List<OutboxMessage> batch) {
+			this.messages.addAll(batch);
+			this.delivered.countDown();
+			return this.fail ? Map.of(batch.get(0).id(), new IllegalStateException("refused")) : Map.of();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ProducerFactoryConfiguration {
+
+		@Bean
+		ProducerFactory<Object, Object> producerFactory() {
+			return new DefaultKafkaProducerFactory<>(Map.of("bootstrap.servers", "127.0.0.1:1"));
+		}
+
+	}
+
+}

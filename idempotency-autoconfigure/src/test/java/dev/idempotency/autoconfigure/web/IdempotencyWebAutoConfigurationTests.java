@@ -1,0 +1,321 @@
+package dev.idempotency.autoconfigure.web;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestSchema;
+import dev.idempotency.web.AbandonedClaimPolicy;
+import dev.idempotency.web.ClaimMode;
+import dev.idempotency.web.IdempotencyFilter;
+import dev.idempotency.web.IdempotencyScopeResolver;
+import dev.idempotency.web.Idempotent;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.servlet.config.annotation.EnableWebMvc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@PostgresTest
+class IdempotencyWebAutoConfigurationTests {
+
+	private final WebApplicationContextRunner contextRunner;
+
+	IdempotencyWebAutoConfigurationTests(TestSchema schema) {
+		this.contextRunner = new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, IdempotencyJdbcAutoConfiguration.class,
+					IdempotencyWebAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
+					"spring.datasource.username=" + schema.getUsername(),
+					"spring.datasource.password=" + schema.getPassword());
+	}
+
+	@Test
+	void createsTheFilterAndItsRegistrationInAServletApplication() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyFilter.class).hasSingleBean(IdempotencyScopeResolver.class);
+			FilterRegistrationBean<?> registration = context.getBean("idempotencyFilterRegistration",
+					FilterRegistrationBean.class);
+			assertThat(registration.getFilter()).isSameAs(context.getBean(IdempotencyFilter.class));
+			assertThat(registration.getOrder()).isEqualTo(IdempotencyWebProperties.DEFAULT_FILTER_ORDER);
+			assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("defaultMode", ClaimMode.TWO_PHASE)
+				.hasFieldOrPropertyWithValue("defaultLease", IdempotencyFilter.DEFAULT_LEASE)
+				.hasFieldOrPropertyWithValue("defaultRetention", IdempotencyFilter.DEFAULT_RETENTION)
+				.hasFieldOrPropertyWithValue("lockTimeout", IdempotencyFilter.DEFAULT_LOCK_TIMEOUT)
+				.hasFieldOrPropertyWithValue("defaultAbandonedClaimPolicy", AbandonedClaimPolicy.TAKE_OVER)
+				.hasFieldOrPropertyWithValue("maxStoredBodySize", IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE)
+				.hasFieldOrPropertyWithValue("releasedClientErrors", IdempotencyFilter.DEFAULT_RELEASED_CLIENT_ERRORS);
+		});
+	}
+
+	@Test
+	void backsOffInANonWebApplication() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotencyWebAutoConfiguration.class))
+			.withUserConfiguration(StoreWithoutTransactionManager.class)
+			.run((context) -> assertThat(context).hasSingleBean(dev.idempotency.core.IdempotencyKeyStore.class)
+				.doesNotHaveBean(IdempotencyFilter.class));
+	}
+
+	@Test
+	void backsOffWhenDisabled() {
+		this.contextRunner.withPropertyValues("idempotency.web.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyFilter.class)
+				.doesNotHaveBean("idempotencyFilterRegistration"));
+	}
+
+	@Test
+	void backsOffWithoutAKeyStore() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyWebAutoConfiguration.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyFilter.class));
+	}
+
+	@Test
+	void backsOffFromAUserDefinedFilter() {
+		this.contextRunner.withUserConfiguration(UserFilterConfiguration.class)
+			.run((context) -> assertThat(context).hasSingleBean(IdempotencyFilter.class)
+				.getBean(IdempotencyFilter.class)
+				.hasFieldOrPropertyWithValue("defaultMode", ClaimMode.SINGLE_TRANSACTION));
+	}
+
+	@Test
+	void usesAUserDefinedScopeResolver() {
+		this.contextRunner.withUserConfiguration(UserScopeConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyScopeResolver.class);
+			assertThat(context.getBean(IdempotencyFilter.class)).hasFieldOrPropertyWithValue("scopeResolver",
+					context.getBean(IdempotencyScopeResolver.class));
+		});
+	}
+
+	@Test
+	void appliesCustomizersAfterTheProperties() {
+		this.contextRunner.withPropertyValues("idempotency.web.lock-timeout=1s")
+			.withBean(IdempotencyFilterCustomizer.class,
+					() -> (filter) -> filter.setLockTimeout(Duration.ofMillis(1500)))
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("lockTimeout", Duration.ofMillis(1500)));
+	}
+
+	@Test
+	void modeProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.mode=single-transaction")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("defaultMode", ClaimMode.SINGLE_TRANSACTION));
+	}
+
+	@Test
+	void leaseProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.lease=45s")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("defaultLease", Duration.ofSeconds(45)));
+	}
+
+	@Test
+	void retentionProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.retention=7d")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("defaultRetention", Duration.ofDays(7)));
+	}
+
+	@Test
+	void lockTimeoutProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.lock-timeout=250ms")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("lockTimeout", Duration.ofMillis(250)));
+	}
+
+	@Test
+	void abandonedClaimsProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.abandoned-claims=refuse")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("defaultAbandonedClaimPolicy", AbandonedClaimPolicy.REFUSE));
+	}
+
+	@Test
+	void maxStoredBodySizeProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-stored-body-size=64KB")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxStoredBodySize", 64L * 1024));
+	}
+
+	@Test
+	void replayedHeadersProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.replayed-headers=X-Request-Id,Content-Length")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("replayedHeaders", List.of("Location", "ETag", "X-Request-Id")));
+	}
+
+	@Test
+	void releasedClientErrorsProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.released-client-errors=409,429")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("releasedClientErrors", Set.of(409, 429)));
+	}
+
+	@Test
+	void filterOrderProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.filter-order=-5")
+			.run((context) -> assertThat(
+					context.getBean("idempotencyFilterRegistration", FilterRegistrationBean.class).getOrder())
+				.isEqualTo(-5));
+	}
+
+	@Test
+	void refusesToStartWithAnIdempotentHandlerReturningAnAsyncType() {
+		this.contextRunner.withUserConfiguration(CallableController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("CallableController#create")
+				.hasMessageContaining("asynchronous or streaming type")
+				.hasMessageContaining("return the result synchronously"));
+	}
+
+	@Test
+	void refusesToStartWithAnIdempotentHandlerReturningAnAsyncTypeInAResponseEntity() {
+		this.contextRunner.withUserConfiguration(DeferredResultController.class)
+			.run((context) -> assertThat(context).getFailure().hasMessageContaining("DeferredResult"));
+	}
+
+	@Test
+	void refusesToStartWithAnIdempotentHandlerAndNoTransactionManager() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyWebAutoConfiguration.class))
+			.withUserConfiguration(StoreWithoutTransactionManager.class, SyncController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("needs a PlatformTransactionManager")
+				.hasMessageContaining("Define a single PlatformTransactionManager bean"));
+	}
+
+	@Test
+	void startsWithoutTransactionManagerWhenNoHandlerIsIdempotent() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyWebAutoConfiguration.class))
+			.withUserConfiguration(StoreWithoutTransactionManager.class, MvcConfiguration.class)
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IdempotencyFilter.class));
+	}
+
+	@Test
+	void refusesToStartWithAnInvalidDurationOnTheAnnotation() {
+		this.contextRunner.withUserConfiguration(InvalidLeaseController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("InvalidLeaseController#create")
+				.hasMessageContaining("'soon'"));
+	}
+
+	@Test
+	void refusesToStartWithARetentionNotLongerThanTheLease() {
+		this.contextRunner.withUserConfiguration(SyncController.class)
+			.withPropertyValues("idempotency.web.lease=2h", "idempotency.web.retention=1h")
+			.run((context) -> assertThat(context).getFailure().hasMessageContaining("not longer than its lease"));
+	}
+
+	@Test
+	void startsWithAValidIdempotentHandler() {
+		this.contextRunner.withUserConfiguration(SyncController.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserFilterConfiguration {
+
+		@Bean
+		IdempotencyFilter customFilter(dev.idempotency.core.IdempotencyKeyStore store) {
+			IdempotencyFilter filter = new IdempotencyFilter(store, null, null);
+			filter.setDefaultMode(ClaimMode.SINGLE_TRANSACTION);
+			return filter;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserScopeConfiguration {
+
+		@Bean
+		IdempotencyScopeResolver tenantScope() {
+			return (request) -> "tenant:" + request.getHeader("X-Tenant");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableWebMvc
+	static class MvcConfiguration {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class StoreWithoutTransactionManager {
+
+		@Bean
+		dev.idempotency.core.IdempotencyKeyStore store() {
+			return new dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore(
+					new org.springframework.jdbc.core.JdbcTemplate());
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class SyncController {
+
+		@PostMapping("/sync")
+		@Idempotent
+		String create() {
+			return "ok";
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class CallableController {
+
+		@PostMapping("/callable")
+		@Idempotent
+		Callable<String> create() {
+			return () -> "ok";
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class DeferredResultController {
+
+		@PostMapping("/deferred")
+		@Idempotent
+		org.springframework.http.ResponseEntity<DeferredResult<String>> create() {
+			return org.springframework.http.ResponseEntity.ok(new DeferredResult<>());
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class InvalidLeaseController {
+
+		@PostMapping("/invalid")
+		@Idempotent(lease = "soon")
+		String create() {
+			return "ok";
+		}
+
+	}
+
+}

@@ -1,0 +1,82 @@
+package dev.idempotency.autoconfigure.web;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * A client for the test server: {@link HttpClient} for well-formed requests, a raw socket
+ * for headers that no well-behaved client would send.
+ */
+final class TestHttp {
+
+	private final HttpClient client = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(10))
+		.build();
+
+	private final int port;
+
+	TestHttp(int port) {
+		this.port = port;
+	}
+
+	HttpResponse<byte[]> post(String path, String json, String... headers) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
+			.timeout(Duration.ofSeconds(60))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(json));
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
+		try {
+			return this.client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * Send a POST whose extra header lines are written byte for byte.
+	 * @return the status code
+	 */
+	int rawPost(String path, String json, byte[] headerLines) {
+		byte[] body = json.getBytes(StandardCharsets.UTF_8);
+		try (Socket socket = new Socket("localhost", this.port)) {
+			socket.setSoTimeout(30_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+					+ "Content-Length: " + body.length + "\r\nConnection: close\r\n")
+				.getBytes(StandardCharsets.US_ASCII));
+			out.write(headerLines);
+			out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+			out.write(body);
+			out.flush();
+			InputStream in = socket.getInputStream();
+			ByteArrayOutputStream statusLine = new ByteArrayOutputStream();
+			for (int b = in.read(); b != -1 && b != '\n'; b = in.read()) {
+				statusLine.write(b);
+			}
+			String line = statusLine.toString(StandardCharsets.US_ASCII);
+			return Integer.parseInt(line.split(" ")[1]);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+}

@@ -1,0 +1,241 @@
+package dev.idempotency.autoconfigure.web;
+
+import java.io.IOException;
+import java.net.URI;
+import java.security.Principal;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.web.ClaimMode;
+import dev.idempotency.web.Idempotent;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.interceptor.TransactionAspectSupport;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.server.ResponseStatusException;
+
+/**
+ * A small service with idempotent endpoints that write to the database, for the
+ * end-to-end tests.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@Import(WebTestApplication.OrdersController.class)
+class WebTestApplication {
+
+	@Bean
+	Tables tables(JdbcTemplate jdbc) {
+		return new Tables(jdbc);
+	}
+
+	@Bean
+	Gates gates() {
+		return new Gates();
+	}
+
+	/**
+	 * Stands in for Spring Security: the {@code X-User} header authenticates.
+	 */
+	@Bean
+	FilterRegistrationBean<OncePerRequestFilter> testAuthentication() {
+		FilterRegistrationBean<OncePerRequestFilter> registration = new FilterRegistrationBean<>(
+				new OncePerRequestFilter() {
+					@Override
+					protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response,
+							FilterChain chain) throws ServletException, IOException {
+						String user = request.getHeader("X-User");
+						if (user == null) {
+							chain.doFilter(request, response);
+							return;
+						}
+						Principal principal = () -> user;
+						chain.doFilter(new HttpServletRequestWrapper(request) {
+							@Override
+							public Principal getUserPrincipal() {
+								return principal;
+							}
+						}, response);
+					}
+				});
+		registration.setOrder(-100);
+		return registration;
+	}
+
+	record Order(String item, int amount) {
+	}
+
+	static final class Tables implements InitializingBean {
+
+		private final JdbcTemplate jdbc;
+
+		Tables(JdbcTemplate jdbc) {
+			this.jdbc = jdbc;
+		}
+
+		@Override
+		public void afterPropertiesSet() {
+			this.jdbc.execute("""
+					CREATE TABLE IF NOT EXISTS orders (id bigserial PRIMARY KEY, item text NOT NULL,
+					    amount int NOT NULL, principal text)""");
+			this.jdbc.execute("CREATE TABLE IF NOT EXISTS parent (id int PRIMARY KEY)");
+			this.jdbc.execute("""
+					CREATE TABLE IF NOT EXISTS child (id int PRIMARY KEY,
+					    parent_id int NOT NULL REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)""");
+		}
+
+	}
+
+	/**
+	 * Lets a test hold a handler inside its transaction.
+	 */
+	static final class Gates {
+
+		final AtomicInteger executions = new AtomicInteger();
+
+		final AtomicBoolean failNext = new AtomicBoolean();
+
+		volatile CountDownLatch entered = new CountDownLatch(1);
+
+		volatile CountDownLatch open = new CountDownLatch(0);
+
+		void reset() {
+			this.executions.set(0);
+			this.failNext.set(false);
+			this.entered = new CountDownLatch(1);
+			this.open = new CountDownLatch(0);
+		}
+
+		CountDownLatch close() {
+			this.open = new CountDownLatch(1);
+			return this.open;
+		}
+
+		void pass() {
+			this.entered.countDown();
+			try {
+				if (!this.open.await(30, TimeUnit.SECONDS)) {
+					throw new IllegalStateException("The test never opened the gate");
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
+			}
+		}
+
+	}
+
+	@RestController
+	static class OrdersController {
+
+		private final JdbcTemplate jdbc;
+
+		private final Gates gates;
+
+		OrdersController(JdbcTemplate jdbc, Gates gates) {
+			this.jdbc = jdbc;
+			this.gates = gates;
+		}
+
+		@PostMapping("/orders")
+		@Idempotent
+		ResponseEntity<Map<String, Object>> placeOrder(@RequestBody Order order, HttpServletRequest request) {
+			return place(order, request);
+		}
+
+		@PostMapping("/single/orders")
+		@Idempotent(mode = ClaimMode.SINGLE_TRANSACTION)
+		ResponseEntity<Map<String, Object>> placeOrderInOneTransaction(@RequestBody Order order,
+				HttpServletRequest request) {
+			return place(order, request);
+		}
+
+		@PostMapping("/two-phase/orders")
+		@Idempotent(mode = ClaimMode.TWO_PHASE)
+		ResponseEntity<Map<String, Object>> placeOrderInTwoPhases(@RequestBody Order order,
+				HttpServletRequest request) {
+			return place(order, request);
+		}
+
+		@PostMapping("/transactional/orders")
+		@Idempotent
+		@Transactional
+		public ResponseEntity<Map<String, Object>> placeOrderTransactionally(@RequestBody Order order,
+				HttpServletRequest request) {
+			ResponseEntity<Map<String, Object>> response = place(order, request);
+			if (order.amount() == 42) {
+				// Work that went wrong without an exception reaching the filter.
+				TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
+			}
+			return response;
+		}
+
+		@PostMapping("/orphans")
+		@Idempotent
+		ResponseEntity<String> insertOrphan(@RequestBody Order order) {
+			this.gates.executions.incrementAndGet();
+			this.jdbc.update("INSERT INTO orders (item, amount) VALUES (?, ?)", order.item(), order.amount());
+			// Violates a deferred foreign key: the statement succeeds, the commit fails.
+			this.jdbc.update("INSERT INTO child (id, parent_id) VALUES (?, 999)", order.amount());
+			return ResponseEntity.status(HttpStatus.CREATED).body("created");
+		}
+
+		@PostMapping("/large")
+		@Idempotent
+		String large(@RequestBody Order order) {
+			this.gates.executions.incrementAndGet();
+			return "x".repeat(order.amount());
+		}
+
+		private ResponseEntity<Map<String, Object>> place(Order order, HttpServletRequest request) {
+			this.gates.executions.incrementAndGet();
+			Principal principal = request.getUserPrincipal();
+			@Nullable String user = (principal != null) ? principal.getName() : null;
+			Long id = this.jdbc.queryForObject(
+					"INSERT INTO orders (item, amount, principal) VALUES (?, ?, ?) RETURNING id", Long.class,
+					order.item(), order.amount(), user);
+			if (request.getHeader("X-Block") != null) {
+				this.gates.pass();
+			}
+			if (order.amount() < 0) {
+				throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "The amount must not be negative");
+			}
+			if (this.gates.failNext.getAndSet(false)) {
+				throw new IllegalStateException("Simulated failure after the write");
+			}
+			if (order.amount() >= 500 && order.amount() < 600) {
+				return ResponseEntity.status(order.amount()).body(Map.of("error", "simulated"));
+			}
+			Map<String, Object> body = new LinkedHashMap<>();
+			body.put("id", id);
+			body.put("item", order.item());
+			body.put("amount", order.amount());
+			body.put("principal", user);
+			return ResponseEntity.created(URI.create("/orders/" + id)).eTag("\"v" + id + "\"").body(body);
+		}
+
+	}
+
+}

@@ -1,0 +1,48 @@
+package dev.idempotency.outbox;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
+
+/**
+ * An outbox row claimed by the relay, as handed to an {@link OutboxDestination}.
+ *
+ * @param id the row id, the publication order
+ * @param destination the destination
+ * @param messageKey the ordering key, or {@code null}
+ * @param payload the payload bytes
+ * @param headers the extra headers
+ * @param eventId the event id
+ * @param eventType the event type, or {@code null}
+ * @param idempotencyKey the idempotency key, the same on every delivery of the row
+ * @param attempts how many deliveries failed before this one
+ * @param createdAt when the row was appended (the database clock)
+ */
+public record OutboxMessage(long id, String destination, @Nullable String messageKey, byte[] payload,
+		Map<String, String> headers, String eventId, @Nullable String eventType, String idempotencyKey, int attempts,
+		Instant createdAt) {
+
+	/**
+	 * Check the arguments.
+	 */
+	public OutboxMessage {
+		Assert.hasText(destination, "destination must not be empty");
+		Assert.notNull(payload, "payload must not be null");
+		Assert.notNull(headers, "headers must not be null");
+		Assert.hasText(eventId, "eventId must not be empty");
+		Assert.hasText(idempotencyKey, "idempotencyKey must not be empty");
+		Assert.notNull(createdAt, "createdAt must not be null");
+		headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+	}
+
+	@Override
+	public String toString() {
+		return "OutboxMessage[id=" + this.id + ", destination=" + this.destination + ", eventId=" + this.eventId + "]";
+	}
+
+}

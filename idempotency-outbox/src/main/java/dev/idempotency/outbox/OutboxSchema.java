@@ -1,0 +1,48 @@
+package dev.idempotency.outbox;
+
+import java.time.Duration;
+import java.util.Map;
+
+import dev.idempotency.core.jdbc.RetentionTarget;
+
+import org.springframework.util.Assert;
+
+/**
+ * The schema of the outbox table: the script for {@code initialize-schema}, its
+ * placeholders, and the retention of published rows. The Flyway migration
+ * {@code V1_0_0_3__outbox.sql} under
+ * {@link dev.idempotency.core.jdbc.SchemaScripts#FLYWAY_LOCATION} creates the same table
+ * under its default name.
+ */
+public final class OutboxSchema {
+
+	/** The schema script of the outbox table, on the class path. */
+	public static final String SCRIPT = "dev/idempotency/outbox/schema-postgresql.sql";
+
+	private OutboxSchema() {
+	}
+
+	/**
+	 * The table name by placeholder name, for
+	 * {@link dev.idempotency.core.jdbc.SchemaScripts#render}.
+	 * @param table the outbox table
+	 * @return the map
+	 */
+	public static Map<String, String> tables(String table) {
+		return Map.of("outbox", table);
+	}
+
+	/**
+	 * Published rows older than the retention, for the retention cleaner. DEAD and
+	 * undelivered rows are never deleted.
+	 * @param table the outbox table
+	 * @param retention how long published rows are kept, for inspection and re-drive
+	 * @return the target
+	 */
+	public static RetentionTarget publishedRows(String table, Duration retention) {
+		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
+		return new RetentionTarget("outbox-published", table,
+				"status = 'PUBLISHED' AND published_at < now() - ? * interval '1 millisecond'", retention.toMillis());
+	}
+
+}

@@ -1,0 +1,24 @@
+package dev.idempotency.outbox.http;
+
+import dev.idempotency.outbox.OutboxMessage;
+
+/**
+ * Sends one outbox message to an HTTP provider, with the message's idempotency key as the
+ * {@code Idempotency-Key} request header, so that the provider performs the operation
+ * once however often the message is sent.
+ */
+@FunctionalInterface
+public interface OutboxHttpSender {
+
+	/** The request header that carries the idempotency key. */
+	String IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+
+	/**
+	 * Send the message and return once the provider has accepted it.
+	 * @param message the message
+	 * @throws Exception when the provider did not accept it; the relay retries later with
+	 * the same key
+	 */
+	void send(OutboxMessage message) throws Exception;
+
+}

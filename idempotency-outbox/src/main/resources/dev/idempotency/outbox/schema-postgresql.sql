@@ -1,0 +1,37 @@
+-- The outbox table of idempotency-outbox for PostgreSQL, for idempotency.jdbc.initialize-schema.
+-- @@outbox_table@@ is the configured table name, @@outbox_index@@ its unqualified form for index names.
+
+CREATE TABLE IF NOT EXISTS @@outbox_table@@ (
+    id              bigint       GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    destination     varchar(255) NOT NULL,
+    message_key     varchar(255),
+    payload         bytea        NOT NULL,
+    headers         text,
+    event_id        varchar(255) NOT NULL,
+    event_type      varchar(255),
+    idempotency_key varchar(255) NOT NULL,
+    status          varchar(16)  NOT NULL CHECK (status IN ('PENDING', 'PUBLISHING', 'PUBLISHED', 'DEAD')),
+    attempts        integer      NOT NULL DEFAULT 0,
+    available_at    timestamptz  NOT NULL,
+    locked_until    timestamptz,
+    locked_by       varchar(64),
+    created_at      timestamptz  NOT NULL,
+    published_at    timestamptz,
+    last_error      text
+);
+
+-- The claim: keys with unpublished rows, the head of each key, its run.
+CREATE INDEX IF NOT EXISTS @@outbox_index@@_unpublished_idx ON @@outbox_table@@ (destination, message_key, id)
+    WHERE status <> 'PUBLISHED';
+
+-- The claim of rows without a message key (no order to keep).
+CREATE INDEX IF NOT EXISTS @@outbox_index@@_unkeyed_idx ON @@outbox_table@@ (id)
+    WHERE status = 'PENDING' AND message_key IS NULL;
+
+-- The reaper: claims whose lease has expired.
+CREATE INDEX IF NOT EXISTS @@outbox_index@@_lease_idx ON @@outbox_table@@ (locked_until)
+    WHERE status = 'PUBLISHING';
+
+-- Retention: old published rows.
+CREATE INDEX IF NOT EXISTS @@outbox_index@@_published_at_idx ON @@outbox_table@@ (published_at)
+    WHERE status = 'PUBLISHED';

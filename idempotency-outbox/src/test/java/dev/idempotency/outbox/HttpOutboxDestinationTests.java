@@ -1,0 +1,131 @@
+package dev.idempotency.outbox;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.idempotency.outbox.http.HttpOutboxDestination;
+import dev.idempotency.outbox.http.RestClientOutboxSender;
+import dev.idempotency.test.PostgresTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.http.client.SimpleClientHttpRequestFactory;
+import org.springframework.web.client.RestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@PostgresTest
+class HttpOutboxDestinationTests {
+
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbc;
+
+	private final HttpServer server;
+
+	private final List<String> receivedKeys = new CopyOnWriteArrayList<>();
+
+	private final List<String> receivedBodies = new CopyOnWriteArrayList<>();
+
+	private final AtomicInteger failuresLeft = new AtomicInteger();
+
+	HttpOutboxDestinationTests(DataSource dataSource) throws IOException {
+		this.dataSource = dataSource;
+		this.jdbc = new JdbcTemplate(dataSource);
+		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		this.server.createContext("/charges", this::handle);
+		this.server.start();
+	}
+
+	@AfterEach
+	void stopServer() {
+		this.server.stop(0);
+	}
+
+	private void handle(HttpExchange exchange) throws IOException {
+		this.receivedKeys.add(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
+		this.receivedBodies.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+		int status = (this.failuresLeft.getAndDecrement() > 0) ? 503 : 201;
+		exchange.sendResponseHeaders(status, -1);
+		exchange.close();
+	}
+
+	@Test
+	void providerReceivesTheSameIdempotencyKeyOnEveryRetryUntilItAccepts() {
+		String table = "http_retry_outbox";
+		this.failuresLeft.set(2);
+		OutboxRelay relay = relay(table, Duration.ofMinutes(5));
+		long id = appendCharge(table, "evt-charge-1");
+		OutboxTestSupport.await(Duration.ofSeconds(10), "the charge is published", () -> {
+			relay.runOnce();
+			return "PUBLISHED".equals(status(table, id));
+		});
+		assertThat(this.receivedKeys).hasSize(3).containsOnly(OutboxEvent.deriveIdempotencyKey("evt-charge-1"));
+		assertThat(this.receivedBodies).containsOnly("{\"amount\":100}");
+		assertThat(this.jdbc.queryForObject("SELECT attempts FROM " + table + " WHERE id = ?", Integer.class, id))
+			.isEqualTo(2);
+	}
+
+	@Test
+	void pastTheMaximumAgeTheRowIsDeadAndTheProviderIsNotCalledAgain() {
+		String table = "http_expiry_outbox";
+		this.failuresLeft.set(Integer.MAX_VALUE);
+		OutboxRelay relay = relay(table, Duration.ofSeconds(2));
+		long id = appendCharge(table, "evt-charge-2");
+		OutboxTestSupport.await(Duration.ofSeconds(10), "the charge is DEAD", () -> {
+			relay.runOnce();
+			return "DEAD".equals(status(table, id));
+		});
+		int calls = this.receivedKeys.size();
+		assertThat(calls).isPositive();
+		assertThat(this.receivedKeys).containsOnly(OutboxEvent.deriveIdempotencyKey("evt-charge-2"));
+		assertThat(this.jdbc.queryForObject("SELECT last_error FROM " + table + " WHERE id = ?", String.class, id))
+			.contains("maximum age");
+		assertThat(this.jdbc.queryForObject(
+				"SELECT created_at + interval '2 seconds' <= now() FROM " + table + " WHERE id = ?", Boolean.class, id))
+			.isTrue();
+		for (int i = 0; i < 3; i++) {
+			relay.runOnce();
+		}
+		assertThat(this.receivedKeys).hasSize(calls);
+	}
+
+	private long appendCharge(String table, String eventId) {
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		return OutboxTestSupport.transactions(this.dataSource)
+			.execute((status) -> outbox
+				.append(OutboxEvent.to("payments").key("order-1").payload(new Charge(100)).eventId(eventId).build()));
+	}
+
+	private OutboxRelay relay(String table, Duration maxAge) {
+		OutboxTestSupport.createTable(this.dataSource, table);
+		RestClient client = RestClient.builder()
+			.requestFactory(new SimpleClientHttpRequestFactory())
+			.baseUrl("http://127.0.0.1:" + this.server.getAddress().getPort())
+			.build();
+		return OutboxRelay.builder(this.dataSource)
+			.table(table)
+			.destination(new HttpOutboxDestination("payments", new RestClientOutboxSender(client, "/charges"), maxAge))
+			.maxAttempts(1000)
+			.backoff(Duration.ofMillis(300), Duration.ofMillis(300))
+			.build();
+	}
+
+	private String status(String table, long id) {
+		return this.jdbc.queryForObject("SELECT status FROM " + table + " WHERE id = ?", String.class, id);
+	}
+
+	record Charge(int amount) {
+	}
+
+}

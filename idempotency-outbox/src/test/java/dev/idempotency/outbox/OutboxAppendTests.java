@@ -1,0 +1,115 @@
+package dev.idempotency.outbox;
+
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.test.PostgresTest;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+@PostgresTest
+class OutboxAppendTests {
+
+	private final JdbcTemplate jdbc;
+
+	private final JdbcOutbox outbox;
+
+	private final TransactionTemplate transactions;
+
+	OutboxAppendTests(DataSource dataSource) {
+		OutboxTestSupport.createTable(dataSource, "append_outbox");
+		this.jdbc = new JdbcTemplate(dataSource);
+		this.outbox = OutboxTestSupport.outbox(dataSource, "append_outbox");
+		this.transactions = OutboxTestSupport.transactions(dataSource);
+	}
+
+	@Test
+	void appendOutsideATransactionFailsAndWritesNothing() {
+		long before = count();
+		assertThatIllegalStateException().isThrownBy(() -> this.outbox.append("orders", "order-1", Map.of("total", 10)))
+			.withMessageContaining("requires an active transaction");
+		assertThat(count()).isEqualTo(before);
+	}
+
+	@Test
+	void appendInATransactionWritesAPendingRowWithJsonPayloadAndDerivedKey() {
+		long id = this.transactions.execute((status) -> this.outbox.append(OutboxEvent.to("orders")
+			.key("order-2")
+			.payload(new OrderPlaced("order-2", 42))
+			.eventId("evt-2")
+			.header("tenant", "acme")
+			.build()));
+		Map<String, Object> row = this.jdbc.queryForMap("SELECT * FROM append_outbox WHERE id = ?", id);
+		assertThat(row).containsEntry("status", "PENDING")
+			.containsEntry("destination", "orders")
+			.containsEntry("message_key", "order-2")
+			.containsEntry("event_id", "evt-2")
+			.containsEntry("event_type", "OrderPlaced")
+			.containsEntry("idempotency_key", OutboxEvent.deriveIdempotencyKey("evt-2"))
+			.containsEntry("attempts", 0)
+			.containsEntry("headers", "tenant: acme\n");
+		assertThat(new String((byte[]) row.get("payload"))).isEqualTo("{\"orderId\":\"order-2\",\"total\":42}");
+	}
+
+	@Test
+	void rawBytesAreStoredAsGivenAndAnExplicitKeyIsKept() {
+		byte[] payload = { 0, 1, 2, (byte) 0xff };
+		long id = this.transactions.execute((status) -> this.outbox
+			.append(OutboxEvent.to("payments").payload(payload).idempotencyKey("charge-order-9").build()));
+		Map<String, Object> row = this.jdbc.queryForMap("SELECT * FROM append_outbox WHERE id = ?", id);
+		assertThat((byte[]) row.get("payload")).containsExactly(payload);
+		assertThat(row).containsEntry("idempotency_key", "charge-order-9").containsEntry("message_key", null);
+		assertThat(row.get("event_type")).isNull();
+	}
+
+	@Test
+	void eventTypeDefaultsToTheApplicationTypeOfThePayloadOnly() {
+		assertThat(OutboxEvent.to("orders").payload(new OrderPlaced("o", 1)).build().getEventType())
+			.isEqualTo("OrderPlaced");
+		assertThat(OutboxEvent.to("orders").payload(Map.of("n", 1)).build().getEventType()).isNull();
+		assertThat(OutboxEvent.to("orders").payload(new byte[] { 1 }).build().getEventType()).isNull();
+		assertThat(OutboxEvent.to("orders").payload("text").eventType("Note").build().getEventType()).isEqualTo("Note");
+	}
+
+	@Test
+	void rolledBackAppendLeavesNoRowAndWakesNobody() {
+		AtomicInteger wakeUps = new AtomicInteger();
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.jdbc.getDataSource(), "append_outbox");
+		outbox.afterCommit(wakeUps::incrementAndGet);
+		long before = count();
+		this.transactions.executeWithoutResult((status) -> {
+			outbox.append("orders", "order-3", Map.of("n", 1));
+			status.setRollbackOnly();
+		});
+		assertThat(count()).isEqualTo(before);
+		assertThat(wakeUps).hasValue(0);
+	}
+
+	@Test
+	void commitOfATransactionThatAppendedWakesTheListenersOnce() {
+		AtomicInteger wakeUps = new AtomicInteger();
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.jdbc.getDataSource(), "append_outbox");
+		outbox.afterCommit(wakeUps::incrementAndGet);
+		this.transactions.executeWithoutResult((status) -> {
+			outbox.append("orders", "order-4", Map.of("n", 1));
+			outbox.append("orders", "order-4", Map.of("n", 2));
+			assertThat(wakeUps).hasValue(0);
+		});
+		assertThat(wakeUps).hasValue(1);
+	}
+
+	private long count() {
+		return this.jdbc.queryForObject("SELECT count(*) FROM append_outbox", Long.class);
+	}
+
+	record OrderPlaced(String orderId, int total) {
+	}
+
+}

@@ -1,0 +1,164 @@
+package dev.idempotency.outbox;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.test.PostgresTest;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@PostgresTest
+class OutboxRelayFailureTests {
+
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbc;
+
+	OutboxRelayFailureTests(DataSource dataSource) {
+		this.dataSource = dataSource;
+		this.jdbc = new JdbcTemplate(dataSource);
+	}
+
+	@Test
+	void destinationThatKeepsFailingBacksOffThenMarksDeadWithTheErrorWhileOtherKeysFlow() {
+		String table = "failing_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			append(outbox, "bad", "bad:0");
+			append(outbox, "bad", "bad:1");
+			for (int i = 0; i < 5; i++) {
+				append(outbox, "good", "good:" + i);
+			}
+		});
+		RecordingDestination destination = new RecordingDestination("bad");
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
+			.table(table)
+			.destination(destination)
+			.maxAttempts(4)
+			.backoff(Duration.ofMillis(200), Duration.ofSeconds(1))
+			.build();
+		OutboxTestSupport.await(Duration.ofSeconds(20), "the failing row is DEAD", () -> {
+			relay.runOnce();
+			return "DEAD".equals(status(table, "bad:0"));
+		});
+		assertThat(destination.delivered("good")).containsExactly("good:0", "good:1", "good:2", "good:3", "good:4");
+		List<Long> attempts = destination.attemptTimes("bad:0");
+		assertThat(attempts).hasSize(4);
+		long[] expectedGaps = { 200, 400, 800 };
+		for (int i = 0; i < expectedGaps.length; i++) {
+			long gapMillis = (attempts.get(i + 1) - attempts.get(i)) / 1_000_000;
+			assertThat(gapMillis).as("gap before attempt %d", i + 2).isGreaterThanOrEqualTo(expectedGaps[i] - 20);
+		}
+		Map<String, Object> dead = this.jdbc.queryForMap(
+				"SELECT attempts, last_error FROM " + table + " WHERE convert_from(payload, 'UTF8') = 'bad:0'");
+		assertThat(dead).containsEntry("attempts", 4);
+		assertThat((String) dead.get("last_error")).contains("IllegalStateException: provider refused bad:0");
+		assertThat(destination.attemptTimes("bad:1")).as("the row behind the dead one").isEmpty();
+		assertThat(status(table, "bad:1")).isEqualTo("PENDING");
+		relay.runOnce();
+		assertThat(destination.attemptTimes("bad:0")).as("a DEAD row is not tried again").hasSize(4);
+	}
+
+	@Test
+	void aFailedRowIsNotRetriedBeforeItsBackoffAndHoldsBackOnlyItsOwnKey() {
+		String table = "backoff_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			append(outbox, "bad", "bad:0");
+			append(outbox, "bad", "bad:1");
+			append(outbox, "good", "good:0");
+		});
+		RecordingDestination destination = new RecordingDestination("bad");
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
+			.table(table)
+			.destination(destination)
+			.backoff(Duration.ofHours(1), Duration.ofHours(1))
+			.build();
+		assertThat(relay.runOnce()).isEqualTo(3);
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> append(outbox, "good", "good:1"));
+		assertThat(relay.runOnce()).isEqualTo(1);
+		assertThat(relay.runOnce()).isZero();
+		assertThat(destination.delivered("good")).containsExactly("good:0", "good:1");
+		assertThat(destination.attemptTimes("bad:0")).hasSize(1);
+		assertThat(destination.attemptTimes("bad:1")).isEmpty();
+		assertThat(this.jdbc.queryForObject("SELECT available_at > now() + interval '59 minutes' FROM " + table
+				+ " WHERE convert_from(payload, 'UTF8') = 'bad:0'", Boolean.class))
+			.isTrue();
+		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsExactly("PENDING", "PENDING", "PUBLISHED",
+				"PUBLISHED");
+	}
+
+	private static void append(JdbcOutbox outbox, String key, String payload) {
+		outbox.append(OutboxEvent.to("things").key(key).payload(payload.getBytes(StandardCharsets.UTF_8)).build());
+	}
+
+	private String status(String table, String payload) {
+		return this.jdbc.queryForObject("SELECT status FROM " + table + " WHERE convert_from(payload, 'UTF8') = ?",
+				String.class, payload);
+	}
+
+	/**
+	 * A destination that refuses every message of one key and records what it saw.
+	 */
+	static final class RecordingDestination implements OutboxDestination {
+
+		private final String failingKey;
+
+		private final Map<String, List<Long>> attempts = new ConcurrentHashMap<>();
+
+		private final List<OutboxMessage> delivered = new CopyOnWriteArrayList<>();
+
+		RecordingDestination(String failingKey) {
+			this.failingKey = failingKey;
+		}
+
+		@Override
+		public Map<Long, Throwable> deliver(List<OutboxMessage> messages) {
+			Map<Long, Throwable> failures = new HashMap<>();
+			boolean failed = false;
+			for (OutboxMessage message : messages) {
+				boolean failing = this.failingKey.equals(message.messageKey());
+				if (failing && failed) {
+					continue;
+				}
+				String payload = new String(message.payload(), StandardCharsets.UTF_8);
+				this.attempts.computeIfAbsent(payload, (p) -> new CopyOnWriteArrayList<>()).add(System.nanoTime());
+				if (failing) {
+					failures.put(message.id(), new IllegalStateException("provider refused " + payload));
+					failed = true;
+					continue;
+				}
+				this.delivered.add(message);
+			}
+			return failures;
+		}
+
+		List<Long> attemptTimes(String payload) {
+			return this.attempts.getOrDefault(payload, List.of());
+		}
+
+		List<String> delivered(String key) {
+			List<String> payloads = new ArrayList<>();
+			this.delivered.stream()
+				.filter((message) -> key.equals(message.messageKey()))
+				.forEach((message) -> payloads.add(new String(message.payload(), StandardCharsets.UTF_8)));
+			return payloads;
+		}
+
+	}
+
+}

@@ -1,0 +1,156 @@
+package dev.idempotency.outbox;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestSchema;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@PostgresTest
+class OutboxRelayLifecycleTests {
+
+	private final TestSchema schema;
+
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbc;
+
+	OutboxRelayLifecycleTests(TestSchema schema) {
+		this.schema = schema;
+		this.dataSource = schema.dataSource();
+		this.jdbc = new JdbcTemplate(this.dataSource);
+	}
+
+	@Test
+	void commitThatAppendedWakesTheRelayAtOnceWithoutWaitingForThePoll() throws Exception {
+		String table = "wake_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		CountDownLatch delivered = new CountDownLatch(1);
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages) -> {
+			delivered.countDown();
+			return Map.of();
+		}).pollInterval(Duration.ofHours(1)).build();
+		relay.start();
+		try {
+			JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+			outbox.afterCommit(relay::wakeUp);
+			OutboxTestSupport.transactions(this.dataSource)
+				.executeWithoutResult((status) -> outbox.append("orders", "o-1", Map.of("n", 1)));
+			assertThat(delivered.await(10, TimeUnit.SECONDS)).isTrue();
+		}
+		finally {
+			relay.stop();
+		}
+	}
+
+	@Test
+	void stopWaitsForTheBatchInFlightToFinishAndBePublished() throws Exception {
+		String table = "stop_finish_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		appendThree(table);
+		CountDownLatch inFlight = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages) -> {
+			inFlight.countDown();
+			release.await();
+			return Map.of();
+		}).shutdownTimeout(Duration.ofSeconds(30)).build();
+		relay.start();
+		assertThat(inFlight.await(10, TimeUnit.SECONDS)).isTrue();
+		Thread releaser = new Thread(() -> {
+			OutboxTestSupport.await(Duration.ofSeconds(10), "the relay stops claiming", () -> !relay.isRunning());
+			release.countDown();
+		});
+		releaser.start();
+		relay.stop();
+		releaser.join();
+		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsOnly("PUBLISHED");
+	}
+
+	@Test
+	void stopPastTheShutdownTimeoutHandsTheBatchInFlightBackToPending() throws Exception {
+		String table = "stop_hand_back_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		appendThree(table);
+		CountDownLatch inFlight = new CountDownLatch(1);
+		CountDownLatch never = new CountDownLatch(1);
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages) -> {
+			inFlight.countDown();
+			never.await();
+			return Map.of();
+		}).shutdownTimeout(Duration.ofMillis(200)).build();
+		relay.start();
+		assertThat(inFlight.await(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsOnly("PUBLISHING");
+		relay.stop();
+		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsOnly("PENDING");
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table + " WHERE locked_by IS NOT NULL",
+				Integer.class))
+			.isZero();
+	}
+
+	@Test
+	void simpleModeDeliversInKeyOrderWithoutEverWritingPublishing() {
+		String table = "simple_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			for (int i = 0; i < 30; i++) {
+				outbox.append(OutboxEvent.to("things")
+					.key("k" + (i % 3))
+					.payload(("k" + (i % 3) + ":" + i).getBytes(StandardCharsets.UTF_8))
+					.build());
+			}
+		});
+		List<String> seen = new CopyOnWriteArrayList<>();
+		List<String> statusesDuringDelivery = new CopyOnWriteArrayList<>();
+		JdbcTemplate observer = new JdbcTemplate(this.schema.dataSource());
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
+			.table(table)
+			.mode(OutboxRelay.Mode.SIMPLE)
+			.batchSize(7)
+			.destination((messages) -> {
+				statusesDuringDelivery.addAll(observer.queryForList(
+						"SELECT DISTINCT status FROM " + table + " WHERE status <> 'PUBLISHED'", String.class));
+				messages.forEach((message) -> seen.add(new String(message.payload(), StandardCharsets.UTF_8)));
+				return Map.of();
+			})
+			.build();
+		while (relay.runOnce() > 0) {
+			// drain
+		}
+		assertThat(statusesDuringDelivery).containsOnly("PENDING");
+		assertThat(seen).hasSize(30);
+		for (int key = 0; key < 3; key++) {
+			String prefix = "k" + key + ":";
+			List<Integer> order = seen.stream()
+				.filter((payload) -> payload.startsWith(prefix))
+				.map((payload) -> Integer.parseInt(payload.substring(prefix.length())))
+				.toList();
+			assertThat(order).isSorted().hasSize(10);
+		}
+		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsOnly("PUBLISHED");
+	}
+
+	private void appendThree(String table) {
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			for (int i = 0; i < 3; i++) {
+				outbox.append("orders", "o-" + i, Map.of("n", i));
+			}
+		});
+	}
+
+}

@@ -1,0 +1,99 @@
+package dev.idempotency.outbox;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.core.jdbc.SchemaScripts;
+import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import dev.idempotency.test.TestKafkaBroker;
+import dev.idempotency.test.TestSchema;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * Shared set-up of the outbox tests: the table, connections of their own, Kafka
+ * templates, waiting for a condition.
+ */
+final class OutboxTestSupport {
+
+	private OutboxTestSupport() {
+	}
+
+	static void createTable(DataSource dataSource, String table) {
+		SchemaScripts.populator(OutboxSchema.SCRIPT, OutboxSchema.tables(table)).execute(dataSource);
+	}
+
+	/**
+	 * One connection of its own, as a separate instance of the application would have.
+	 */
+	static SingleConnectionDataSource ownConnection(TestSchema schema) {
+		SingleConnectionDataSource dataSource = new SingleConnectionDataSource(schema.getJdbcUrl(),
+				schema.getUsername(), schema.getPassword(), true);
+		dataSource.setAutoCommit(true);
+		return dataSource;
+	}
+
+	static TransactionTemplate transactions(DataSource dataSource) {
+		return new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+	}
+
+	static JdbcOutbox outbox(DataSource dataSource, String table) {
+		return new JdbcOutbox(new JdbcTemplate(dataSource), JsonMapper.builder().build(), table);
+	}
+
+	static KafkaTemplate<byte[], byte[]> kafkaTemplate(TestKafkaBroker broker) {
+		DefaultKafkaProducerFactory<byte[], byte[]> factory = new DefaultKafkaProducerFactory<>(
+				KafkaOutboxDestination.producerConfig(Map.of("bootstrap.servers", broker.getBootstrapServers())));
+		return new KafkaTemplate<>(factory);
+	}
+
+	static void close(KafkaTemplate<byte[], byte[]> template) {
+		((DefaultKafkaProducerFactory<byte[], byte[]>) template.getProducerFactory()).destroy();
+	}
+
+	static Map<String, Long> countByStatus(JdbcTemplate jdbc, String table) {
+		Map<String, Long> counts = new TreeMap<>();
+		jdbc.query("SELECT status, count(*) FROM " + table + " GROUP BY status",
+				(RowCallbackHandler) (rs) -> counts.put(rs.getString(1), rs.getLong(2)));
+		return counts;
+	}
+
+	static List<String> statuses(JdbcTemplate jdbc, String table) {
+		return jdbc.queryForList("SELECT status FROM " + table + " ORDER BY id", String.class);
+	}
+
+	/**
+	 * Poll a condition that another thread or process brings about, such as a row
+	 * reaching a state in the database.
+	 */
+	static void await(Duration timeout, String description, BooleanSupplier condition) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (!condition.getAsBoolean()) {
+			if (System.nanoTime() > deadline) {
+				fail("Timed out after " + timeout + " waiting until " + description);
+			}
+			try {
+				Thread.sleep(20);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				fail("Interrupted waiting until " + description);
+			}
+		}
+	}
+
+}

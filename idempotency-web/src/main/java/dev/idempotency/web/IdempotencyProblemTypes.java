@@ -1,0 +1,42 @@
+package dev.idempotency.web;
+
+import java.net.URI;
+
+/**
+ * The {@code type} URIs of the RFC 9457 problem details that {@link IdempotencyFilter}
+ * answers with. Each one points at its explanation in the documentation.
+ */
+public final class IdempotencyProblemTypes {
+
+	private static final String BASE = "https://github.com/idempotency-dev/idempotency/blob/main/docs/http.md#";
+
+	/**
+	 * 400: the operation requires an {@code Idempotency-Key} header and none was sent.
+	 */
+	public static final URI MISSING_KEY = URI.create(BASE + "missing-key");
+
+	/** 400: the header is malformed, too long, not printable ASCII, or repeated. */
+	public static final URI INVALID_KEY = URI.create(BASE + "invalid-key");
+
+	/** 409: a request with the same key is still running. */
+	public static final URI KEY_IN_USE = URI.create(BASE + "key-in-use");
+
+	/** 409: the request with this key was abandoned and waits for manual review. */
+	public static final URI ABANDONED_CLAIM = URI.create(BASE + "abandoned-claim");
+
+	/** 409: this request's claim expired and another request took it over. */
+	public static final URI CLAIM_LOST = URI.create(BASE + "claim-lost");
+
+	/** 409: the request was done, but its response was too large to be stored. */
+	public static final URI RESPONSE_NOT_STORED = URI.create(BASE + "response-not-stored");
+
+	/** 422: the key was used before with a different request. */
+	public static final URI KEY_REUSED = URI.create(BASE + "key-reused");
+
+	/** 500: the transaction failed to commit; nothing was done. */
+	public static final URI COMMIT_FAILED = URI.create(BASE + "commit-failed");
+
+	private IdempotencyProblemTypes() {
+	}
+
+}

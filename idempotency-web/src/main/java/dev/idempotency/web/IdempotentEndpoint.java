@@ -1,0 +1,34 @@
+package dev.idempotency.web;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What one {@link Idempotent @Idempotent} handler method asks for; {@code null} means the
+ * application's default.
+ */
+record IdempotentEndpoint(String name, boolean required, @Nullable ClaimMode mode, @Nullable Duration lease,
+		@Nullable Duration retention, List<String> fingerprintFields, @Nullable AbandonedClaimPolicy abandoned) {
+
+	static IdempotentEndpoint of(String name, Idempotent annotation) {
+		if (annotation.mode().length > 1 || annotation.onAbandonedClaim().length > 1) {
+			throw new IllegalStateException(
+					"@Idempotent on " + name + " names more than one mode or abandoned-claim policy; name at most one");
+		}
+		try {
+			Duration lease = annotation.lease().isBlank() ? null : Durations.parse(annotation.lease(), "lease");
+			Duration retention = annotation.retention().isBlank() ? null
+					: Durations.parse(annotation.retention(), "retention");
+			return new IdempotentEndpoint(name, annotation.required(),
+					(annotation.mode().length == 1) ? annotation.mode()[0] : null, lease, retention,
+					List.of(annotation.fingerprintFields()),
+					(annotation.onAbandonedClaim().length == 1) ? annotation.onAbandonedClaim()[0] : null);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("Invalid @Idempotent on " + name + ": " + ex.getMessage(), ex);
+		}
+	}
+
+}

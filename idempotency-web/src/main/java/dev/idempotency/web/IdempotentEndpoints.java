@@ -1,0 +1,165 @@
+package dev.idempotency.web;
+
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpEntity;
+import org.springframework.http.server.RequestPath;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
+import org.springframework.web.util.ServletRequestPathUtils;
+
+/**
+ * Finds the {@link Idempotent @Idempotent} handler method that will serve a request,
+ * before the {@code DispatcherServlet} runs, and checks every annotated method once at
+ * startup.
+ */
+final class IdempotentEndpoints {
+
+	/**
+	 * Return types whose body is produced after the handler returns, on another thread or
+	 * as a stream: the library cannot hold such a response until its commit.
+	 */
+	private static final List<String> ASYNC_TYPES = List.of("java.util.concurrent.Callable",
+			"java.util.concurrent.Future", "java.util.concurrent.CompletionStage",
+			"org.springframework.web.context.request.async.DeferredResult",
+			"org.springframework.web.context.request.async.WebAsyncTask",
+			"org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
+			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody",
+			"org.reactivestreams.Publisher", "reactor.core.publisher.Flux", "reactor.core.publisher.Mono",
+			"kotlinx.coroutines.flow.Flow");
+
+	private final List<RequestMappingInfoHandlerMapping> mappings;
+
+	private final Map<java.lang.reflect.Method, IdempotentEndpoint> endpoints;
+
+	private final Set<String> methods;
+
+	private final boolean anyMethod;
+
+	IdempotentEndpoints(Collection<? extends HandlerMapping> candidates) {
+		this.mappings = candidates.stream()
+			.filter(RequestMappingInfoHandlerMapping.class::isInstance)
+			.map(RequestMappingInfoHandlerMapping.class::cast)
+			.toList();
+		this.endpoints = new HashMap<>();
+		Set<RequestMethod> httpMethods = EnumSet.noneOf(RequestMethod.class);
+		boolean any = false;
+		ClassLoader classLoader = getClass().getClassLoader();
+		for (RequestMappingInfoHandlerMapping mapping : this.mappings) {
+			for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : mapping.getHandlerMethods().entrySet()) {
+				HandlerMethod handlerMethod = entry.getValue();
+				Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(),
+						Idempotent.class);
+				if (annotation == null) {
+					continue;
+				}
+				String name = handlerMethod.getShortLogMessage();
+				checkReturnType(handlerMethod, name, classLoader);
+				this.endpoints.put(handlerMethod.getMethod(), IdempotentEndpoint.of(name, annotation));
+				Set<RequestMethod> declared = entry.getKey().getMethodsCondition().getMethods();
+				if (declared.isEmpty()) {
+					any = true;
+				}
+				httpMethods.addAll(declared);
+			}
+		}
+		Set<String> names = new HashSet<>();
+		httpMethods.forEach((method) -> names.add(method.name()));
+		this.methods = names;
+		this.anyMethod = any;
+	}
+
+	boolean isEmpty() {
+		return this.endpoints.isEmpty();
+	}
+
+	Collection<IdempotentEndpoint> all() {
+		return this.endpoints.values();
+	}
+
+	/**
+	 * Find the annotated handler that will serve the request, with its route.
+	 */
+	@Nullable Match find(HttpServletRequest request) {
+		if (this.endpoints.isEmpty() || (!this.anyMethod && !this.methods.contains(request.getMethod()))) {
+			return null;
+		}
+		RequestPath previous = ServletRequestPathUtils.hasParsedRequestPath(request)
+				? ServletRequestPathUtils.getParsedRequestPath(request) : null;
+		ServletRequestPathUtils.parseAndCache(request);
+		try {
+			for (RequestMappingInfoHandlerMapping mapping : this.mappings) {
+				HandlerExecutionChain chain;
+				try {
+					chain = mapping.getHandler(request);
+				}
+				catch (Exception ex) {
+					// No match (wrong method, media type...): the DispatcherServlet will
+					// answer, and nothing runs.
+					return null;
+				}
+				if (chain == null) {
+					continue;
+				}
+				if (!(chain.getHandler() instanceof HandlerMethod handlerMethod)) {
+					return null;
+				}
+				IdempotentEndpoint endpoint = this.endpoints.get(handlerMethod.getMethod());
+				if (endpoint == null) {
+					return null;
+				}
+				Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
+				return new Match(endpoint, (pattern != null) ? pattern.toString() : "");
+			}
+			return null;
+		}
+		finally {
+			if (previous != null) {
+				ServletRequestPathUtils.setParsedRequestPath(previous, request);
+			}
+			else {
+				ServletRequestPathUtils.clearParsedRequestPath(request);
+			}
+		}
+	}
+
+	private static void checkReturnType(HandlerMethod handlerMethod, String name, ClassLoader classLoader) {
+		ResolvableType type = ResolvableType.forMethodReturnType(handlerMethod.getMethod());
+		if (HttpEntity.class.isAssignableFrom(type.toClass())) {
+			type = type.as(HttpEntity.class).getGeneric(0);
+		}
+		Class<?> returned = type.toClass();
+		for (String asyncType : ASYNC_TYPES) {
+			if (!ClassUtils.isPresent(asyncType, classLoader)) {
+				continue;
+			}
+			Class<?> candidate = ClassUtils.resolveClassName(asyncType, classLoader);
+			if (candidate.isAssignableFrom(returned)) {
+				throw new IllegalStateException("@Idempotent handler " + name + " returns " + returned.getName()
+						+ ", an asynchronous or streaming type. The library must hold the whole response until"
+						+ " the transaction commits, so return the result synchronously (for example a"
+						+ " ResponseEntity of the body), or remove @Idempotent.");
+			}
+		}
+	}
+
+	record Match(IdempotentEndpoint endpoint, String route) {
+	}
+
+}
