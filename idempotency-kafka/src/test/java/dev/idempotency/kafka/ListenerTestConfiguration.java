@@ -43,6 +43,7 @@ import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
@@ -357,6 +358,11 @@ class ListenerTestConfiguration {
 				.toList();
 			ids.forEach((id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('batch', ?)", id));
 			this.calls.recordBatch("batch", ids);
+			for (ConsumerRecord<String, String> record : records) {
+				if (record.value().startsWith("bad-always")) {
+					throw new BatchListenerFailedException("Bad record", record);
+				}
+			}
 			for (String id : ids) {
 				if (id.startsWith("fail-once")
 						&& this.attempts.computeIfAbsent(id, (key) -> new AtomicInteger()).incrementAndGet() == 1) {
