@@ -54,6 +54,7 @@ import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -328,6 +329,17 @@ class ListenerTestConfiguration {
 			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
 			if (payload.startsWith("fail-once") && attempt == 1) {
 				throw new IllegalStateException("Listener failed inside a Kafka transaction");
+			}
+		}
+
+		@KafkaListener(id = "transactional", topics = "transactional-events", groupId = "transactional-group")
+		@IdempotentListener
+		@Transactional("transactionManager")
+		void onTransactional(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("transactional", eventId, payload);
+			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
+			if (payload.startsWith("fail-once") && attempt == 1) {
+				throw new IllegalStateException("@Transactional listener failed");
 			}
 		}
 
