@@ -2,6 +2,7 @@ package dev.idempotency.kafka;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
@@ -39,6 +41,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	private static final Log logger = LogFactory.getLog(IdempotentListenerInterceptor.class);
 
 	private static final String DEFAULT_TRANSACTION_MANAGER = "";
+
+	private static final Acknowledgment IGNORED_ACKNOWLEDGMENT = () -> {
+	};
 
 	private final Map<Method, ListenerMethod> methods = new ConcurrentHashMap<>();
 
@@ -140,50 +145,111 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	private @Nullable Object invokeBatch(MethodInvocation invocation, ListenerMethod method, String consumerGroup,
 			TransactionTemplate transaction) throws Throwable {
 		@Nullable Object[] arguments = invocation.getArguments();
+		@Nullable Object[] delivered = arguments.clone();
 		List<String> eventIds = method.eventIds(arguments);
 		if (eventIds.isEmpty()) {
 			return invocation.proceed();
 		}
-		return execute(transaction, (status) -> {
-			Set<String> fresh = new HashSet<>(store().markAllProcessed(consumerGroup, eventIds));
-			int[] kept = new int[fresh.size()];
-			int count = 0;
-			for (int i = 0; i < eventIds.size(); i++) {
-				// remove() lets only the first of several records with the same id
-				// through
-				if (fresh.remove(eventIds.get(i))) {
-					kept[count++] = i;
+		try {
+			return execute(transaction, (status) -> {
+				Set<String> fresh = new HashSet<>(store().markAllProcessed(consumerGroup, eventIds));
+				int[] kept = new int[fresh.size()];
+				int count = 0;
+				for (int i = 0; i < eventIds.size(); i++) {
+					// remove() lets only the first of several records with the same id
+					// through
+					if (fresh.remove(eventIds.get(i))) {
+						kept[count++] = i;
+					}
 				}
-			}
-			if (logger.isDebugEnabled() && count < eventIds.size()) {
-				logger.debug("Skipping " + (eventIds.size() - count) + " of " + eventIds.size()
-						+ " events already processed by consumer group " + consumerGroup);
-			}
-			Acknowledgment acknowledgment = wrapAcknowledgment(arguments, method, status,
-					(count < eventIds.size()) ? kept : null);
-			if (count == 0) {
-				if (acknowledgment != null) {
-					acknowledgment.acknowledge();
+				if (logger.isDebugEnabled() && count < eventIds.size()) {
+					logger.debug("Skipping " + (eventIds.size() - count) + " of " + eventIds.size()
+							+ " events already processed by consumer group " + consumerGroup);
 				}
-				return null;
-			}
-			if (count < eventIds.size()) {
-				filter(arguments, method.getDataIndex(), kept, count, eventIds.size());
-				for (int index : method.getHeaderListIndexes()) {
-					filter(arguments, index, kept, count, eventIds.size());
+				Acknowledgment acknowledgment = wrapAcknowledgment(arguments, method, status,
+						(count < eventIds.size()) ? kept : null);
+				if (count == 0) {
+					if (acknowledgment != null) {
+						acknowledgment.acknowledge();
+					}
+					return null;
 				}
+				if (count < eventIds.size()) {
+					filter(arguments, method, kept, count, eventIds.size());
+				}
+				try {
+					return invocation.proceed();
+				}
+				catch (BatchListenerFailedException ex) {
+					throw new PartialBatchFailure(ex, failedIndex(ex, arguments[method.getDataIndex()]),
+							Arrays.copyOf(kept, count), status.isNewTransaction());
+				}
+			});
+		}
+		catch (PartialBatchFailure failure) {
+			throw recoverPartialBatch(failure, invocation, delivered, method, consumerGroup, transaction,
+					eventIds.size());
+		}
+	}
+
+	/**
+	 * The listener reported which record of the batch failed, but the records before it
+	 * were rolled back with it, so the error handler must not commit their offsets as it
+	 * would. Process them again on their own and report the failed record at its position
+	 * in the delivered batch; when that is not possible, report the first new record, so
+	 * that the error handler retries the whole new part of the batch.
+	 */
+	private BatchListenerFailedException recoverPartialBatch(PartialBatchFailure failure, MethodInvocation invocation,
+			@Nullable Object[] delivered, ListenerMethod method, String consumerGroup, TransactionTemplate transaction,
+			int size) {
+		BatchListenerFailedException reported = failure.reported;
+		Throwable cause = (reported.getCause() != null) ? reported.getCause() : reported;
+		int failed = failure.failedIndex;
+		int[] kept = failure.kept;
+		if (failed > 0 && failed < kept.length && failure.newTransaction
+				&& invocation instanceof ProxyMethodInvocation proxyInvocation) {
+			@Nullable Object[] prefix = delivered.clone();
+			filter(prefix, method, kept, failed, size);
+			int acknowledgmentIndex = method.getAcknowledgmentIndex();
+			if (acknowledgmentIndex >= 0) {
+				// Acknowledging the batch would commit the failed record's offset too.
+				prefix[acknowledgmentIndex] = IGNORED_ACKNOWLEDGMENT;
 			}
 			try {
-				return invocation.proceed();
+				invokeBatch(proxyInvocation.invocableClone(prefix), method, consumerGroup, transaction);
 			}
-			catch (BatchListenerFailedException ex) {
-				// The records before the failed one were rolled back with it: have the
-				// error handler start over from the first record this transaction held.
-				throw new BatchListenerFailedException(
-						"Batch of @IdempotentListener failed and was rolled back; retrying from its first new record",
-						(ex.getCause() != null) ? ex.getCause() : ex, kept[0]);
+			catch (Throwable ex) {
+				return new BatchListenerFailedException(
+						"@IdempotentListener batch failed again while processing the records before the failed one", ex,
+						kept[0]);
 			}
-		});
+			return new BatchListenerFailedException("@IdempotentListener batch failed at record " + kept[failed], cause,
+					kept[failed]);
+		}
+		return new BatchListenerFailedException(
+				"@IdempotentListener batch failed and was rolled back; retrying from its first new record", cause,
+				kept[0]);
+	}
+
+	private static int failedIndex(BatchListenerFailedException ex, @Nullable Object data) {
+		if (ex.getIndex() >= 0) {
+			return ex.getIndex();
+		}
+		if (ex.getRecord() != null && data instanceof List<?> list) {
+			for (int i = 0; i < list.size(); i++) {
+				if (list.get(i) == ex.getRecord()) {
+					return i;
+				}
+			}
+		}
+		return -1;
+	}
+
+	private static void filter(@Nullable Object[] arguments, ListenerMethod method, int[] kept, int count, int size) {
+		filter(arguments, method.getDataIndex(), kept, count, size);
+		for (int index : method.getHeaderListIndexes()) {
+			filter(arguments, index, kept, count, size);
+		}
 	}
 
 	private static void filter(@Nullable Object[] arguments, int index, int[] kept, int count, int size) {
@@ -329,6 +395,31 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		catch (CheckedFailure failure) {
 			throw failure.getCause();
 		}
+	}
+
+	/**
+	 * A batch listener's {@link BatchListenerFailedException}, carried out of the rolled
+	 * back transaction with what is needed to recover the records before the failure.
+	 */
+	private static final class PartialBatchFailure extends RuntimeException {
+
+		private final BatchListenerFailedException reported;
+
+		private final int failedIndex;
+
+		private final int[] kept;
+
+		private final boolean newTransaction;
+
+		PartialBatchFailure(BatchListenerFailedException reported, int failedIndex, int[] kept,
+				boolean newTransaction) {
+			super(reported);
+			this.reported = reported;
+			this.failedIndex = failedIndex;
+			this.kept = kept;
+			this.newTransaction = newTransaction;
+		}
+
 	}
 
 	@FunctionalInterface

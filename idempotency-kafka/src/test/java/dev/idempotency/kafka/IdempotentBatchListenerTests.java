@@ -8,9 +8,11 @@ import java.util.Set;
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaTemplate;
@@ -42,6 +44,9 @@ class IdempotentBatchListenerTests {
 	@Autowired
 	private KafkaListenerEndpointRegistry registry;
 
+	@Value("${spring.kafka.bootstrap-servers}")
+	private String bootstrapServers;
+
 	@Test
 	void batchOfConsumerRecordsWithDuplicatesInsideAndAcrossBatchesTakesEachEffectOnce() throws Exception {
 		assertDuplicatesInsideAndAcrossBatchesTakeEffectOnce("batch", "batch-events");
@@ -63,12 +68,45 @@ class IdempotentBatchListenerTests {
 		send(this.kafka, "batch-events", after, "payload");
 		String sentinel = newId("sentinel");
 		send(this.kafka, "batch-events", sentinel, "payload");
-		List<String> calls = this.calls.until("batch", sentinel);
+		List<String> calls = new ArrayList<>(this.calls.until("batch", sentinel));
+		// The first attempt may have held the sentinel too: wait for one more record.
+		String last = newId("last");
+		send(this.kafka, "batch-events", last, "payload");
+		calls.addAll(this.calls.until("batch", last));
 		// The failing record was invoked again after its batch rolled back.
 		assertThat(calls).filteredOn(failing::equals).hasSize(2);
 		for (String id : List.of(before, failing, after, sentinel)) {
 			assertThat(effects("batch", id)).as(id).isOne();
 		}
+	}
+
+	@Test
+	void recordReportedFailedInABatchIsDeadLetteredAloneAndTheRecordsAroundItTakeEffectOnce() throws Exception {
+		MessageListenerContainer container = this.registry.getListenerContainer("batch");
+		container.stop();
+		String good1 = newId("good1");
+		String good2 = newId("good2");
+		String bad = newId("bad");
+		String good3 = newId("good3");
+		String badPayload = "bad-always-" + bad;
+		// In one batch, behind a duplicate that the listener does not receive.
+		send(this.kafka, "batch-events", good1, "payload");
+		send(this.kafka, "batch-events", good1, "payload");
+		send(this.kafka, "batch-events", good2, "payload");
+		send(this.kafka, "batch-events", bad, badPayload);
+		send(this.kafka, "batch-events", good3, "payload");
+		container.start();
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "batch-events.DLT",
+				badPayload);
+		assertThat(dead.value()).isEqualTo(badPayload);
+		String sentinel = newId("sentinel");
+		send(this.kafka, "batch-events", sentinel, "payload");
+		this.calls.until("batch", sentinel);
+		for (String id : List.of(good1, good2, good3, sentinel)) {
+			assertThat(effects("batch", id)).as(id).isOne();
+		}
+		// Had the good records been dead-lettered instead, they would have no effect.
+		assertThat(effects("batch", bad)).isZero();
 	}
 
 	private void assertDuplicatesInsideAndAcrossBatchesTakeEffectOnce(String listener, String topic) throws Exception {

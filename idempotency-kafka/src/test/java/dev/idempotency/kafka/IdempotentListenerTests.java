@@ -121,6 +121,21 @@ class IdempotentListenerTests {
 	}
 
 	@Test
+	void transactionalListenerSharesOneTransactionWithTheMark() throws Exception {
+		String eventId = newId("transactional");
+		send(this.kafka, "transactional-events", eventId, "fail-once");
+		send(this.kafka, "transactional-events", eventId, "duplicate");
+		String sentinel = newId("sentinel");
+		send(this.kafka, "transactional-events", sentinel, "sentinel");
+		// Had the listener's transaction been separate from the mark's, the failed
+		// attempt
+		// would have left a mark (or an effect) behind and the retry would not run.
+		assertThat(this.calls.until("transactional", sentinel)).containsExactly(eventId, eventId, sentinel);
+		assertThat(effects("transactional", eventId)).containsExactly("fail-once");
+		assertThat(marked("transactional-group", eventId)).isTrue();
+	}
+
+	@Test
 	void eventThatKeepsFailingLandsOnTheDeadLetterTopicUnmarkedAndWithoutEffects() throws Exception {
 		String eventId = newId("fail-always");
 		String payload = "fail-always-" + eventId;

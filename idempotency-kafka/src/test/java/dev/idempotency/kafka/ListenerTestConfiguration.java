@@ -43,6 +43,7 @@ import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
@@ -53,6 +54,7 @@ import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -330,6 +332,17 @@ class ListenerTestConfiguration {
 			}
 		}
 
+		@KafkaListener(id = "transactional", topics = "transactional-events", groupId = "transactional-group")
+		@IdempotentListener
+		@Transactional("transactionManager")
+		void onTransactional(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("transactional", eventId, payload);
+			int attempt = this.attempts.computeIfAbsent(eventId, (key) -> new AtomicInteger()).incrementAndGet();
+			if (payload.startsWith("fail-once") && attempt == 1) {
+				throw new IllegalStateException("@Transactional listener failed");
+			}
+		}
+
 		@KafkaListener(id = "manual", topics = "manual-events", groupId = "manual-group",
 				containerFactory = "manualImmediateFactory")
 		@IdempotentListener
@@ -357,6 +370,11 @@ class ListenerTestConfiguration {
 				.toList();
 			ids.forEach((id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('batch', ?)", id));
 			this.calls.recordBatch("batch", ids);
+			for (ConsumerRecord<String, String> record : records) {
+				if (record.value().startsWith("bad-always")) {
+					throw new BatchListenerFailedException("Bad record", record);
+				}
+			}
 			for (String id : ids) {
 				if (id.startsWith("fail-once")
 						&& this.attempts.computeIfAbsent(id, (key) -> new AtomicInteger()).incrementAndGet() == 1) {

@@ -46,7 +46,10 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	private Duration processedEventRetention = DEFAULT_PROCESSED_EVENT_RETENTION;
 
 	public IdempotencyJdbcProperties() {
-		setInitializeSchema(DatabaseInitializationMode.EMBEDDED);
+		// The scripts only create what is missing: running them on every start is safe,
+		// and
+		// a service gets its tables with no configuration beyond its datasource.
+		setInitializeSchema(DatabaseInitializationMode.ALWAYS);
 	}
 
 	@Override

@@ -56,11 +56,19 @@ class IdempotencyJdbcAutoConfigurationTests {
 	}
 
 	@Test
-	void leavesANonEmbeddedDatabaseAloneByDefault() {
+	void createsTheTablesByDefault() {
 		this.contextRunner.withPropertyValues("idempotency.jdbc.idempotency-key-table=default_mode_keys")
+			.run((context) -> assertThat(tableCount(context.getBean(JdbcTemplate.class), "default_mode_keys")).isOne());
+	}
+
+	@Test
+	void embeddedInitializationLeavesARealServerAlone() {
+		this.contextRunner
+			.withPropertyValues("idempotency.jdbc.initialize-schema=embedded",
+					"idempotency.jdbc.idempotency-key-table=embedded_mode_keys")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(IdempotencyDataSourceScriptDatabaseInitializer.class);
-				assertThat(tableCount(context.getBean(JdbcTemplate.class), "default_mode_keys")).isZero();
+				assertThat(tableCount(context.getBean(JdbcTemplate.class), "embedded_mode_keys")).isZero();
 			});
 	}
 
