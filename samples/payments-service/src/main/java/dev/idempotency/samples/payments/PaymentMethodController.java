@@ -1,0 +1,49 @@
+package dev.idempotency.samples.payments;
+
+import java.util.UUID;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The client-chosen id example: {@code PUT} with an id the client made sets the whole
+ * state, so sending it twice converges on the same row. No key table is needed.
+ */
+@RestController
+class PaymentMethodController {
+
+	private final JdbcTemplate jdbc;
+
+	PaymentMethodController(JdbcTemplate jdbc) {
+		this.jdbc = jdbc;
+	}
+
+	@PutMapping("/payment-methods/{id}")
+	@Transactional
+	ResponseEntity<PaymentMethod> put(@PathVariable UUID id, @RequestBody PaymentMethod method) {
+		// xmax = 0 only for a row this statement inserted, not for one it updated.
+		Boolean created = this.jdbc.queryForObject("""
+				INSERT INTO payment_method (id, holder, last4) VALUES (?, ?, ?)
+				ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, last4 = excluded.last4
+				RETURNING (xmax = 0)
+				""", Boolean.class, id, method.holder(), method.last4());
+		return ResponseEntity.status(Boolean.TRUE.equals(created) ? HttpStatus.CREATED : HttpStatus.OK)
+			.body(new PaymentMethod(method.holder(), method.last4()));
+	}
+
+	/**
+	 * A stored payment method.
+	 *
+	 * @param holder the card holder
+	 * @param last4 the last four digits
+	 */
+	record PaymentMethod(String holder, String last4) {
+	}
+
+}

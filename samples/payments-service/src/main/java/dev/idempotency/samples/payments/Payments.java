@@ -1,0 +1,66 @@
+package dev.idempotency.samples.payments;
+
+import java.math.BigDecimal;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+import dev.idempotency.outbox.Outbox;
+import dev.idempotency.outbox.OutboxEvent;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * Charges: one payment row and one outbox row asking the provider to charge, in one
+ * transaction. Called from the HTTP API and from the Kafka listener, whose idempotency
+ * makes sure each call here happens once per operation.
+ */
+@Service
+class Payments {
+
+	private final JdbcTemplate jdbc;
+
+	private final Outbox outbox;
+
+	Payments(JdbcTemplate jdbc, Outbox outbox) {
+		this.jdbc = jdbc;
+		this.outbox = outbox;
+	}
+
+	@Transactional
+	Payment charge(String orderId, BigDecimal amount, String currency) {
+		Payment payment = new Payment(UUID.randomUUID(), orderId, amount, currency, "CHARGED");
+		this.jdbc.update("INSERT INTO payment (payment_id, order_id, amount, currency, status) VALUES (?, ?, ?, ?, ?)",
+				payment.paymentId(), orderId, amount, currency, payment.status());
+		// The provider call goes through the outbox: it commits with the payment, and its
+		// idempotency key (derived from the payment id) is the same on every delivery
+		// attempt.
+		this.outbox.append(OutboxEvent.to(PaymentsApplication.PROVIDER)
+			.key(orderId)
+			.eventId(payment.paymentId().toString())
+			.eventType("payment-requested")
+			.payload(payment)
+			.build());
+		return payment;
+	}
+
+	Optional<Payment> find(UUID paymentId) {
+		List<Payment> payments = this.jdbc.query(
+				"SELECT payment_id, order_id, amount, currency, status FROM payment WHERE payment_id = ?",
+				(rs, row) -> new Payment(rs.getObject("payment_id", UUID.class), rs.getString("order_id"),
+						rs.getBigDecimal("amount"), rs.getString("currency"), rs.getString("status")),
+				paymentId);
+		return payments.stream().findFirst();
+	}
+
+	Map<String, Object> chargesOf(String orderId) {
+		Map<String, Object> totals = this.jdbc.queryForMap(
+				"SELECT count(*) AS charges, coalesce(sum(amount), 0) AS total FROM payment WHERE order_id = ?",
+				orderId);
+		return Map.of("orderId", orderId, "charges", totals.get("charges"), "total", totals.get("total"));
+	}
+
+}

@@ -1,0 +1,46 @@
+package dev.idempotency.samples.payments;
+
+import java.time.Duration;
+
+import dev.idempotency.outbox.http.HttpOutboxDestination;
+import dev.idempotency.outbox.http.RestClientOutboxSender;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.http.HttpMethod;
+import org.springframework.web.client.RestClient;
+
+/**
+ * The payments service. Run it with {@code ./mvnw -pl samples/payments-service -am
+ * spring-boot:run}: without {@code spring.datasource.url} and
+ * {@code spring.kafka.bootstrap-servers} it starts an embedded PostgreSQL and an
+ * in-process Kafka broker.
+ */
+@SpringBootApplication
+public class PaymentsApplication {
+
+	/** The outbox destination of payment requests to the provider. */
+	static final String PROVIDER = "payment-provider";
+
+	public static void main(String[] args) {
+		SpringApplication.run(PaymentsApplication.class, args);
+	}
+
+	/**
+	 * Delivers payment requests from the outbox to the provider over HTTP, with the row's
+	 * idempotency key as {@code Idempotency-Key}. Past the provider's key lifetime a row
+	 * is not sent again but left DEAD for manual review.
+	 */
+	@Bean
+	HttpOutboxDestination paymentProvider(RestClient.Builder restClient, Environment environment,
+			@Value("${payments.provider.key-ttl}") Duration keyTtl) {
+		RestClientOutboxSender sender = new RestClientOutboxSender(restClient.build(), HttpMethod.POST,
+				(message) -> environment.getProperty("payments.provider.url",
+						"http://localhost:" + environment.getProperty("local.server.port") + "/provider/charges"));
+		return new HttpOutboxDestination(PROVIDER, sender, keyTtl);
+	}
+
+}
