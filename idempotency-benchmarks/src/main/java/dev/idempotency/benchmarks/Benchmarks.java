@@ -14,6 +14,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.test.TestDatabase;
+import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -34,7 +35,10 @@ public final class Benchmarks {
 		Duration duration = Duration.ofSeconds((args.length > 0) ? Long.parseLong(args[0]) : 5);
 		int rounds = (args.length > 1) ? Integer.parseInt(args[1]) : 3;
 		int threads = (args.length > 2) ? Integer.parseInt(args[2]) : 8;
+		int outboxRows = (args.length > 3) ? Integer.parseInt(args[3]) : 10_000;
 		run(duration, rounds, threads, System.out);
+		runOutbox(outboxRows, rounds, System.out);
+		TestKafkaBroker.get().stop();
 		System.exit(0);
 	}
 
@@ -58,6 +62,22 @@ public final class Benchmarks {
 				for (Scenario scenario : scenarios) {
 					results.get(scenario.name()).add(measure(scenario, duration, threads));
 				}
+			}
+			print(results, out);
+			return results;
+		}
+	}
+
+	static Map<String, List<Double>> runOutbox(int rows, int rounds, PrintStream out) throws Exception {
+		try (TestSchema schema = TestDatabase.get().createSchema("bench_outbox");
+				HikariDataSource dataSource = pool(schema, 4)) {
+			OutboxDrain drain = new OutboxDrain(dataSource, TestKafkaBroker.get());
+			out.printf("%nOutbox: draining a backlog of %d rows over 200 keys to Kafka, %d rounds%n", rows, rounds);
+			drain.run(Math.min(rows, 2_000));
+			Map<String, List<Double>> results = new LinkedHashMap<>();
+			for (int round = 0; round < rounds; round++) {
+				drain.run(rows)
+					.forEach((name, value) -> results.computeIfAbsent(name, (key) -> new ArrayList<>()).add(value));
 			}
 			print(results, out);
 			return results;

@@ -29,6 +29,16 @@ class BenchmarksSmokeTests {
 	}
 
 	@Test
+	void everyOutboxDrainPublishesTheWholeBacklog() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		Map<String, List<Double>> results = Benchmarks.runOutbox(300, 1,
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(results).hasSize(3)
+			.allSatisfy((name, values) -> assertThat(values).singleElement()
+				.satisfies((value) -> assertThat(value).isPositive()));
+	}
+
+	@Test
 	void medianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
 		assertThat(Benchmarks.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
 		assertThat(Benchmarks.median(List.of(5.0, 1.0, 3.0))).isEqualTo(3.0);

@@ -1,0 +1,131 @@
+package dev.idempotency.benchmarks;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxSchema;
+import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import dev.idempotency.core.jdbc.SchemaScripts;
+import dev.idempotency.test.TestKafkaBroker;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Drains a backlog of outbox rows to Kafka: the relay against the common way of sending
+ * each row and waiting for its acknowledgment before the next.
+ */
+final class OutboxDrain {
+
+	private static final int KEYS = 200;
+
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbc;
+
+	private final KafkaTemplate<byte[], byte[]> kafka;
+
+	private final String topic;
+
+	OutboxDrain(DataSource dataSource, TestKafkaBroker broker) {
+		this.dataSource = dataSource;
+		this.jdbc = new JdbcTemplate(dataSource);
+		SchemaScripts.populator(OutboxSchema.SCRIPT, OutboxSchema.tables("outbox")).execute(dataSource);
+		this.topic = TestKafkaBroker.uniqueTopic("bench-outbox");
+		broker.createTopics(this.topic);
+		Map<String, Object> config = KafkaOutboxDestination
+			.producerConfig(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers(),
+					ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+					ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+		this.kafka = new KafkaTemplate<>(new DefaultKafkaProducerFactory<>(config));
+	}
+
+	/**
+	 * Events per second of each way of draining {@code rows} rows.
+	 */
+	Map<String, Double> run(int rows) throws Exception {
+		Map<String, Double> results = new LinkedHashMap<>();
+		results.put("one row at a time, each send awaited, each row marked", measure(rows, this::drainOneByOne));
+		results.put("OutboxRelay two-phase, batches of 1000",
+				measure(rows, () -> drainWith(OutboxRelay.Mode.TWO_PHASE)));
+		results.put("OutboxRelay simple mode, batches of 1000",
+				measure(rows, () -> drainWith(OutboxRelay.Mode.SIMPLE)));
+		return results;
+	}
+
+	private double measure(int rows, Drain drain) throws Exception {
+		this.jdbc.execute("TRUNCATE outbox");
+		this.jdbc.update("""
+				INSERT INTO outbox (destination, message_key, payload, event_id, idempotency_key, status, available_at,
+				                    created_at)
+				SELECT ?, 'key-' || (i % ?), convert_to('{"orderId":"o-' || i || '","amount":1200}', 'UTF8'),
+				       'e-' || i, 'k-' || i, 'PENDING', now(), now()
+				FROM generate_series(1, ?) i
+				""", this.topic, KEYS, rows);
+		this.jdbc.execute("ANALYZE outbox");
+		long started = System.nanoTime();
+		drain.run();
+		double seconds = (System.nanoTime() - started) / 1e9;
+		Integer left = this.jdbc.queryForObject("SELECT count(*) FROM outbox WHERE status <> 'PUBLISHED'",
+				Integer.class);
+		if (left == null || left != 0) {
+			throw new IllegalStateException(left + " rows were not published");
+		}
+		return rows / seconds;
+	}
+
+	/**
+	 * What a relay that awaits each send does: claim a row, send it, wait, mark it.
+	 */
+	private void drainOneByOne() throws Exception {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		while (true) {
+			List<Map<String, Object>> batch = this.jdbc.queryForList(
+					"SELECT id, message_key, payload FROM outbox WHERE status = 'PENDING' ORDER BY id LIMIT 100");
+			if (batch.isEmpty()) {
+				return;
+			}
+			for (Map<String, Object> row : batch) {
+				this.kafka
+					.send(new ProducerRecord<>(this.topic,
+							((String) row.get("message_key")).getBytes(StandardCharsets.UTF_8),
+							(byte[]) row.get("payload")))
+					.get(30, TimeUnit.SECONDS);
+				transactions.executeWithoutResult((status) -> this.jdbc.update(
+						"UPDATE outbox SET status = 'PUBLISHED', published_at = now() WHERE id = ?", row.get("id")));
+			}
+		}
+	}
+
+	private void drainWith(OutboxRelay.Mode mode) {
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
+			.destination(new KafkaOutboxDestination(this.kafka, Duration.ofSeconds(30)))
+			.mode(mode)
+			.batchSize(1000)
+			.build();
+		while (relay.runOnce() > 0) {
+			// runOnce claims, delivers and marks one batch
+		}
+	}
+
+	@FunctionalInterface
+	private interface Drain {
+
+		void run() throws Exception;
+
+	}
+
+}
