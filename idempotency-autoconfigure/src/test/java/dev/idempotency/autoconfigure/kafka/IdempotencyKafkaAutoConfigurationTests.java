@@ -146,9 +146,11 @@ class IdempotencyKafkaAutoConfigurationTests {
 				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-e1");
 				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-sentinel");
 				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
-				assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE consumer_group = 'boot'",
+				// The sentinel may not have committed yet; e1 committed before it ran.
+				assertThat(jdbc.queryForObject(
+						"SELECT count(*) FROM processed_event WHERE consumer_group = 'boot' AND event_id = 'e1'",
 						Integer.class))
-					.isEqualTo(2);
+					.isOne();
 			});
 	}
 
