@@ -75,7 +75,7 @@ class IdempotentBatchListenerTests {
 		calls.addAll(this.calls.until("batch", last));
 		// The failing record was invoked again after its batch rolled back.
 		assertThat(calls).filteredOn(failing::equals).hasSize(2);
-		for (String id : List.of(before, failing, after, sentinel)) {
+		for (String id : List.of(before, failing, after)) {
 			assertThat(effects("batch", id)).as(id).isOne();
 		}
 	}
@@ -102,7 +102,11 @@ class IdempotentBatchListenerTests {
 		String sentinel = newId("sentinel");
 		send(this.kafka, "batch-events", sentinel, "payload");
 		this.calls.until("batch", sentinel);
-		for (String id : List.of(good1, good2, good3, sentinel)) {
+		// Sent once the sentinel's batch ran, so it comes in a batch after it committed.
+		String last = newId("last");
+		send(this.kafka, "batch-events", last, "payload");
+		this.calls.until("batch", last);
+		for (String id : List.of(good1, good2, good3)) {
 			assertThat(effects("batch", id)).as(id).isOne();
 		}
 		// Had the good records been dead-lettered instead, they would have no effect.

@@ -1,0 +1,188 @@
+package dev.idempotency.kafka;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import dev.idempotency.core.EventHeaders;
+import dev.idempotency.test.TestDatabase;
+import dev.idempotency.test.TestKafkaBroker;
+import dev.idempotency.test.TestSchema;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * A rough throughput measurement, run by hand (not a test): the same records, 10 %
+ * duplicates, consumed by a hand-written deduplicating listener, by
+ * {@code @IdempotentListener} on a record listener and on a batch listener, and by a
+ * batch listener that does not deduplicate at all.
+ */
+public final class ListenerThroughput {
+
+	static final int EVENTS = Integer.getInteger("events", 20000);
+
+	private ListenerThroughput() {
+	}
+
+	/**
+	 * Run the measurement.
+	 * @param args ignored
+	 * @throws Exception on failure
+	 */
+	public static void main(String[] args) throws Exception {
+		TestSchema schema = TestDatabase.get().createSchema("throughput");
+		TestKafkaBroker broker = TestKafkaBroker.get();
+		AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+		context.getEnvironment()
+			.getPropertySources()
+			.addFirst(new MapPropertySource("throughput",
+					Map.of("spring.datasource.url", schema.getJdbcUrl(), "spring.datasource.username",
+							schema.getUsername(), "spring.datasource.password", schema.getPassword(),
+							"spring.kafka.bootstrap-servers", broker.getBootstrapServers())));
+		context.register(ListenerTestConfiguration.class, BenchConfiguration.class);
+		context.refresh();
+		try {
+			KafkaTemplate<String, String> kafka = context.getBean(KafkaTemplate.class);
+			List<String> ids = new ArrayList<>();
+			for (int i = 0; i < EVENTS; i++) {
+				// every tenth record repeats the one before it
+				ids.add((i % 10 == 9) ? ids.get(i - 1) : "event-" + i);
+			}
+			int unique = (int) ids.stream().distinct().count();
+			Bench bench = context.getBean(Bench.class);
+			KafkaListenerEndpointRegistry registry = context.getBean(KafkaListenerEndpointRegistry.class);
+			List<String> names = List
+				.of(System.getProperty("listeners", "handWritten,idempotentRecord,idempotentBatch,plainBatch")
+					.split(","));
+			broker.createTopics(names.stream().map((name) -> "bench-" + name).toArray(String[]::new));
+			for (String name : names) {
+				for (String id : ids) {
+					ProducerRecord<String, String> record = new ProducerRecord<>("bench-" + name, id, "payload");
+					record.headers().add(EventHeaders.EVENT_ID, id.getBytes());
+					kafka.send(record);
+				}
+				kafka.flush();
+				int expected = name.equals("plainBatch") ? EVENTS : unique;
+				bench.reset(expected);
+				MessageListenerContainer container = registry.getListenerContainer(name);
+				long start = System.nanoTime();
+				container.start();
+				if (!bench.latch().await(5, TimeUnit.MINUTES)) {
+					throw new IllegalStateException(name + " did not finish");
+				}
+				double seconds = (System.nanoTime() - start) / 1e9;
+				System.out.printf("%-18s %6d records in %6.2f s: %8.0f records/s%n", name, EVENTS, seconds,
+						EVENTS / seconds);
+				container.stop();
+			}
+		}
+		finally {
+			context.close();
+			schema.close();
+		}
+		System.exit(0);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BenchConfiguration {
+
+		@Bean
+		Bench bench(JdbcTemplate jdbcTemplate, DataSourceTransactionManager transactionManager) {
+			return new Bench(jdbcTemplate, new TransactionTemplate(transactionManager));
+		}
+
+	}
+
+	static class Bench {
+
+		private final JdbcTemplate jdbc;
+
+		private final TransactionTemplate transaction;
+
+		private volatile CountDownLatch latch = new CountDownLatch(0);
+
+		Bench(JdbcTemplate jdbc, TransactionTemplate transaction) {
+			this.jdbc = jdbc;
+			this.transaction = transaction;
+		}
+
+		@KafkaListener(id = "handWritten", topics = "bench-handWritten", groupId = "bench-handWritten",
+				autoStartup = "false")
+		void handWritten(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			boolean inserted = Boolean.TRUE.equals(this.transaction.execute((status) -> {
+				if (this.jdbc.update("INSERT INTO processed_event (consumer_group, event_id) VALUES (?, ?) "
+						+ "ON CONFLICT DO NOTHING", "bench-handWritten", eventId) == 0) {
+					return false;
+				}
+				effect(eventId, payload);
+				return true;
+			}));
+			if (inserted) {
+				latch().countDown();
+			}
+		}
+
+		@KafkaListener(id = "idempotentRecord", topics = "bench-idempotentRecord", groupId = "bench-idempotentRecord",
+				autoStartup = "false")
+		@IdempotentListener
+		void idempotentRecord(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect(eventId, payload);
+			latch().countDown();
+		}
+
+		@KafkaListener(id = "idempotentBatch", topics = "bench-idempotentBatch", groupId = "bench-idempotentBatch",
+				containerFactory = "batchFactory", autoStartup = "false")
+		@IdempotentListener
+		void idempotentBatch(List<ConsumerRecord<String, String>> records) {
+			effects(records);
+		}
+
+		@KafkaListener(id = "plainBatch", topics = "bench-plainBatch", groupId = "bench-plainBatch",
+				containerFactory = "batchFactory", autoStartup = "false")
+		void plainBatch(List<ConsumerRecord<String, String>> records) {
+			this.transaction.executeWithoutResult((status) -> effects(records));
+		}
+
+		CountDownLatch latch() {
+			return this.latch;
+		}
+
+		void reset(int count) {
+			this.latch = new CountDownLatch(count);
+		}
+
+		private void effect(String eventId, String payload) {
+			this.jdbc.update("INSERT INTO effect (listener, event_id, payload) VALUES ('bench', ?, ?)", eventId,
+					payload);
+		}
+
+		private void effects(List<ConsumerRecord<String, String>> records) {
+			this.jdbc.batchUpdate("INSERT INTO effect (listener, event_id, payload) VALUES ('bench', ?, ?)", records,
+					records.size(), (statement, record) -> {
+						statement.setString(1, record.key());
+						statement.setString(2, record.value());
+					});
+			for (int i = 0; i < records.size(); i++) {
+				latch().countDown();
+			}
+		}
+
+	}
+
+}
