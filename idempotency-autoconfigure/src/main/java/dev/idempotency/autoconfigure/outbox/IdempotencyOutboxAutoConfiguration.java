@@ -7,6 +7,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.Outbox;
@@ -127,7 +128,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 		@ConditionalOnMissingBean
 		OutboxRelay outboxRelay(DataSource dataSource, IdempotencyOutboxProperties properties,
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
-				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox) {
+				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
+				ObjectProvider<IdempotencyMetrics> metrics) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Builder builder = OutboxRelay.builder(dataSource)
 				.table(jdbcProperties.qualify(properties.getTable()))
@@ -139,7 +141,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 				.maxAttempts(relay.getMaxAttempts())
 				.maxAge(relay.getMaxAge())
 				.backoff(relay.getInitialBackoff(), relay.getMaxBackoff())
-				.shutdownTimeout(relay.getShutdownTimeout());
+				.shutdownTimeout(relay.getShutdownTimeout())
+				.metrics(metrics.getIfAvailable(IdempotencyMetrics::noop));
 			destinations.orderedStream().forEach(builder::destination);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			OutboxRelay outboxRelay = builder.build();

@@ -4,6 +4,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
 
@@ -47,11 +48,12 @@ public final class IdempotencyWebAutoConfiguration {
 	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<DataSource> dataSource,
 			IdempotencyScopeResolver scopeResolver, IdempotencyWebProperties properties,
-			ObjectProvider<IdempotencyFilterCustomizer> customizers) {
+			ObjectProvider<IdempotencyMetrics> metrics, ObjectProvider<IdempotencyFilterCustomizer> customizers) {
 		DataSource database = dataSource.getIfUnique();
 		IdempotencyFilter filter = new IdempotencyFilter(store, transactionManager.getIfUnique(),
 				(database != null) ? new JdbcTemplate(database) : null);
 		filter.setScopeResolver(scopeResolver);
+		filter.setMetrics(metrics.getIfAvailable(IdempotencyMetrics::noop));
 		filter.setDefaultMode(properties.getMode());
 		filter.setDefaultLease(properties.getLease());
 		filter.setDefaultRetention(properties.getRetention());

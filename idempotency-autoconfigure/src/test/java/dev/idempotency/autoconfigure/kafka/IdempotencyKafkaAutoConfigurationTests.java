@@ -1,18 +1,23 @@
 package dev.idempotency.autoconfigure.kafka;
 
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.core.EventHeaders;
 import dev.idempotency.kafka.IdempotentListener;
+import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.kafka.IdempotentListenerAdvisor;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
@@ -146,10 +151,48 @@ class IdempotencyKafkaAutoConfigurationTests {
 				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-e1");
 				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-sentinel");
 				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
-				assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE consumer_group = 'boot'",
-						Integer.class))
+				assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE consumer_group = 'boot'"
+						+ " AND event_id IN ('e1', 'sentinel')", Integer.class))
 					.isEqualTo(2);
 			});
+	}
+
+	@Test
+	void executedAndDuplicateEventsAreCountedAndMarksTimed(TestKafkaBroker broker) throws Exception {
+		String topic = TestKafkaBroker.uniqueTopic("metered-events");
+		String first = "metered-" + UUID.randomUUID();
+		String sentinel = "metered-" + UUID.randomUUID();
+		this.databaseContextRunner
+			.withConfiguration(
+					AutoConfigurations.of(KafkaAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class))
+			.withUserConfiguration(BootListenerConfiguration.class)
+			.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+					"spring.kafka.consumer.auto-offset-reset=earliest", "test.topic=" + topic)
+			.run((context) -> {
+				@SuppressWarnings("unchecked")
+				KafkaTemplate<Object, Object> kafka = context.getBean(KafkaTemplate.class);
+				for (String id : List.of(first, first, first, sentinel)) {
+					ProducerRecord<Object, Object> record = new ProducerRecord<>(topic, "key", "payload-" + id);
+					record.headers().add(EventHeaders.EVENT_ID, id.getBytes());
+					kafka.send(record).get(10, TimeUnit.SECONDS);
+				}
+				BlockingQueue<String> calls = context.getBean(BootListener.class).calls();
+				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-" + first);
+				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-" + sentinel);
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				assertThat(kafkaOutcome(registry, "executed")).isEqualTo(2);
+				assertThat(kafkaOutcome(registry, "duplicate_event")).isEqualTo(2);
+				assertThat(registry.get("idempotency.claim").tag("feature", "kafka").timer().count()).isEqualTo(4);
+			});
+	}
+
+	private static double kafkaOutcome(MeterRegistry registry, String outcome) {
+		return registry.get(MicrometerIdempotencyMetrics.OUTCOMES)
+			.tag("feature", "kafka")
+			.tag("outcome", outcome)
+			.counter()
+			.count();
 	}
 
 	@Configuration(proxyBeanMethods = false)
