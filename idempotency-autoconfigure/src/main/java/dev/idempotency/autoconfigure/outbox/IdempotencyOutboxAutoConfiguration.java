@@ -7,10 +7,15 @@ import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
+import dev.idempotency.autoconfigure.ops.IdempotencyEndpoint;
+import dev.idempotency.autoconfigure.ops.IdempotencyEndpointSection;
 import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.jdbc.BacklogProbe;
 import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.core.jdbc.TableProbe;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.Outbox;
+import dev.idempotency.outbox.OutboxDeadRows;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
@@ -19,6 +24,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -40,8 +46,9 @@ import org.springframework.kafka.core.ProducerFactory;
 /**
  * Auto-configuration of the transactional outbox on the application's {@link DataSource}:
  * the {@link Outbox}, its table, a relay that delivers to the {@link OutboxDestination}
- * beans (Kafka when the application has a producer factory), and the retention of
- * published rows.
+ * beans (Kafka when the application has a producer factory), the retention of published
+ * rows, the probes through which metrics and health watch the table, its backlog and its
+ * dead rows, and the {@code outbox} section of the {@code idempotency} endpoint.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
@@ -50,7 +57,8 @@ import org.springframework.kafka.core.ProducerFactory;
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties({ IdempotencyOutboxProperties.class, IdempotencyJdbcProperties.class })
 @Import({ IdempotencyOutboxAutoConfiguration.KafkaDestinationConfiguration.class,
-		IdempotencyOutboxAutoConfiguration.RelayConfiguration.class })
+		IdempotencyOutboxAutoConfiguration.RelayConfiguration.class,
+		IdempotencyOutboxAutoConfiguration.EndpointSectionConfiguration.class })
 public final class IdempotencyOutboxAutoConfiguration {
 
 	@Bean
@@ -75,6 +83,28 @@ public final class IdempotencyOutboxAutoConfiguration {
 	RetentionTarget outboxRetentionTarget(IdempotencyOutboxProperties properties,
 			IdempotencyJdbcProperties jdbcProperties) {
 		return OutboxSchema.publishedRows(jdbcProperties.qualify(properties.getTable()), properties.getRetention());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "outboxTableProbe")
+	TableProbe outboxTableProbe(IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
+		return OutboxDeadRows.tableProbe(jdbcProperties.qualify(properties.getTable()), properties.getRetention());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "outboxUnpublishedBacklogProbe")
+	BacklogProbe outboxUnpublishedBacklogProbe(IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		return OutboxDeadRows.unpublishedProbe(jdbcProperties.qualify(properties.getTable()),
+				properties.getHealth().getMaxLag());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "outboxDeadBacklogProbe")
+	BacklogProbe outboxDeadBacklogProbe(IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		return OutboxDeadRows.deadProbe(jdbcProperties.qualify(properties.getTable()),
+				properties.getHealth().getMaxDeadRows());
 	}
 
 	static class OnOutboxDatabaseInitializationCondition extends OnDatabaseInitializationCondition {
@@ -152,6 +182,23 @@ public final class IdempotencyOutboxAutoConfiguration {
 				}
 			});
 			return outboxRelay;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(
+			name = "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint")
+	@ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
+	static class EndpointSectionConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "outboxEndpointSection")
+		IdempotencyEndpointSection outboxEndpointSection(DataSource dataSource, IdempotencyOutboxProperties properties,
+				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxRelay> relay) {
+			OutboxDeadRows deadRows = new OutboxDeadRows(new JdbcTemplate(dataSource),
+					jdbcProperties.qualify(properties.getTable()));
+			return new OutboxEndpointSection(deadRows, () -> relay.ifAvailable(OutboxRelay::wakeUp));
 		}
 
 	}
