@@ -1,6 +1,5 @@
 package dev.idempotency.autoconfigure.outbox;
 
-import java.time.Duration;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -9,6 +8,7 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseIni
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpoint;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpointSection;
+import dev.idempotency.autoconfigure.ops.RetentionRule;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.BacklogProbe;
 import dev.idempotency.core.jdbc.RetentionTarget;
@@ -131,16 +131,16 @@ public final class IdempotencyOutboxAutoConfiguration {
 		}
 
 		@Bean
+		RetentionRule outboxRelayLeaseLongerThanKafkaSendTimeout(IdempotencyOutboxProperties properties) {
+			return RetentionRule.longerThan("idempotency.outbox.relay.lease", properties.getRelay().getLease(),
+					"idempotency.outbox.kafka.send-timeout", properties.getKafka().getSendTimeout(),
+					"another relay could take over a batch that is still being sent, and deliver it twice");
+		}
+
+		@Bean
 		@ConditionalOnMissingBean(KafkaOutboxDestination.class)
 		@SuppressWarnings("unchecked")
 		KafkaOutboxDestination outboxKafkaDestination(IdempotencyOutboxProperties properties, BeanFactory beanFactory) {
-			Duration sendTimeout = properties.getKafka().getSendTimeout();
-			Duration lease = properties.getRelay().getLease();
-			if (sendTimeout.compareTo(lease) >= 0) {
-				throw new IllegalStateException("idempotency.outbox.kafka.send-timeout (" + sendTimeout
-						+ ") must be shorter than idempotency.outbox.relay.lease (" + lease + "): otherwise another "
-						+ "relay may take over a batch that is still being sent, and deliver it twice");
-			}
 			ProducerFactory<byte[], byte[]> producerFactory = beanFactory.getBean("outboxKafkaProducerFactory",
 					ProducerFactory.class);
 			return new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory),

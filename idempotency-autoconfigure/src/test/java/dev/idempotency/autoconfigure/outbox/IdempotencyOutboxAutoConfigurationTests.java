@@ -11,6 +11,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
 import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
+import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.outbox.JdbcOutbox;
@@ -146,12 +147,15 @@ class IdempotencyOutboxAutoConfigurationTests {
 
 	@Test
 	void kafkaSendTimeoutNotShorterThanTheLeaseFailsAtStartup() {
-		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class)
-			.withPropertyValues("idempotency.outbox.kafka.send-timeout=2m", "idempotency.outbox.relay.lease=1m")
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withUserConfiguration(ProducerFactoryConfiguration.class)
+			.withPropertyValues("idempotency.outbox.kafka.send-timeout=2m", "idempotency.outbox.relay.lease=1m",
+					"idempotency.cleanup.enabled=false")
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("must be shorter than idempotency.outbox.relay.lease"));
+				.hasMessageContaining("idempotency.outbox.relay.lease (PT1M) must be longer than"
+						+ " idempotency.outbox.kafka.send-timeout (PT2M)"));
 	}
 
 	@Test
