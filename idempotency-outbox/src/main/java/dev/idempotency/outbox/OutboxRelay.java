@@ -383,9 +383,11 @@ public final class OutboxRelay implements SmartLifecycle {
 				continue;
 			}
 			int attempts = message.attempts() + 1;
-			Duration maxAge = maxAge(destinationFor(message.destination()));
+			OutboxDestination destination = destinationFor(message.destination());
+			Duration maxAge = maxAge(destination);
 			boolean dead = expired.contains(message.id()) || attempts >= this.maxAttempts
-					|| (maxAge != null && row.ageMillis >= maxAge.toMillis());
+					|| (maxAge != null && row.ageMillis >= maxAge.toMillis())
+					|| (destination != null && destination.isPermanent(error));
 			failed.add(new Failure(message.id(), dead, backoff(attempts), describe(error)));
 			if (dead) {
 				logger.warn("Outbox row " + message.id() + " to '" + message.destination() + "' is DEAD after "
