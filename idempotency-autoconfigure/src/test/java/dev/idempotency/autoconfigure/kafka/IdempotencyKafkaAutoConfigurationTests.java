@@ -35,6 +35,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -249,7 +251,13 @@ class IdempotencyKafkaAutoConfigurationTests {
 		@IdempotentListener
 		void on(String payload,
 				@org.springframework.messaging.handler.annotation.Header(EventHeaders.EVENT_ID) String eventId) {
-			this.calls.add(payload);
+			// Reported once the mark is committed, so that the test reads it.
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+				@Override
+				public void afterCommit() {
+					BootListener.this.calls.add(payload);
+				}
+			});
 		}
 
 		BlockingQueue<String> calls() {
