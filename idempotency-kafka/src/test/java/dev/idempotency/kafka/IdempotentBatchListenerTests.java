@@ -3,6 +3,7 @@ package dev.idempotency.kafka;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.Set;
 
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
@@ -102,6 +103,11 @@ class IdempotentBatchListenerTests {
 		String sentinel = newId("sentinel");
 		send(this.kafka, "batch-events", sentinel, "payload");
 		this.calls.until("batch", sentinel);
+		// The listener reports its call inside the transaction: wait for the commit.
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (effects("batch", sentinel) == 0 && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
 		for (String id : List.of(good1, good2, good3, sentinel)) {
 			assertThat(effects("batch", id)).as(id).isOne();
 		}
