@@ -3,8 +3,8 @@ package dev.idempotency.kafka;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
 import dev.idempotency.test.KafkaTest;
