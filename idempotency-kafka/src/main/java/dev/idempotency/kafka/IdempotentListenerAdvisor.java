@@ -3,6 +3,7 @@ package dev.idempotency.kafka;
 import java.lang.reflect.Method;
 
 import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
 import org.aopalliance.aop.Advice;
 import org.jspecify.annotations.Nullable;
@@ -22,10 +23,11 @@ import org.springframework.util.Assert;
  * auto-configuration does) next to an auto-proxy creator, for example the one
  * {@code @EnableTransactionManagement} registers.
  * <p>
- * The {@link ProcessedEventStore} and the transaction manager are looked up in the bean
- * factory when first needed, so that declaring this advisor early (as advisors are) does
- * not initialize the data source early. A listener whose signature cannot yield an event
- * id, a missing store and an ambiguous transaction manager all fail the startup.
+ * The {@link ProcessedEventStore}, the {@link IdempotencyMetrics} and the transaction
+ * manager are looked up in the bean factory when first needed, so that declaring this
+ * advisor early (as advisors are) does not initialize the data source early. A listener
+ * whose signature cannot yield an event id, a missing store and an ambiguous transaction
+ * manager all fail the startup.
  */
 public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 		implements BeanFactoryAware, SmartInitializingSingleton {
@@ -86,6 +88,16 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	public void setProcessedEventStore(ProcessedEventStore store) {
 		Assert.notNull(store, "store must not be null");
 		this.interceptor.setStore(store);
+	}
+
+	/**
+	 * Set where executed and duplicate events and the timings of marks are reported,
+	 * instead of the {@link IdempotencyMetrics} bean (or nowhere when there is none).
+	 * @param metrics the metrics
+	 */
+	public void setMetrics(IdempotencyMetrics metrics) {
+		Assert.notNull(metrics, "metrics must not be null");
+		this.interceptor.setMetrics(metrics);
 	}
 
 	@Override

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -53,6 +54,8 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 
 	private volatile @Nullable ProcessedEventStore store;
 
+	private volatile @Nullable IdempotencyMetrics metrics;
+
 	private String eventIdHeader;
 
 	private @Nullable String transactionManagerName;
@@ -67,6 +70,10 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 
 	void setStore(@Nullable ProcessedEventStore store) {
 		this.store = store;
+	}
+
+	void setMetrics(@Nullable IdempotencyMetrics metrics) {
+		this.metrics = metrics;
 	}
 
 	void setEventIdHeader(String eventIdHeader) {
@@ -107,6 +114,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			return;
 		}
 		store();
+		metrics();
 		for (ListenerMethod method : this.methods.values()) {
 			transactionTemplate(method.getTransactionManager());
 		}
@@ -129,7 +137,10 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		String eventId = method.eventId(arguments);
 		return execute(transaction, (status) -> {
 			Acknowledgment acknowledgment = wrapAcknowledgment(arguments, method, status, null);
-			if (!store().markProcessed(consumerGroup, eventId)) {
+			IdempotencyMetrics metrics = metrics();
+			if (!metrics.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.KAFKA,
+					() -> store().markProcessed(consumerGroup, eventId))) {
+				metrics.duplicateEvents(IdempotencyMetrics.KAFKA, 1);
 				if (logger.isDebugEnabled()) {
 					logger.debug("Skipping event " + eventId + " already processed by consumer group " + consumerGroup);
 				}
@@ -138,6 +149,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 				}
 				return null;
 			}
+			metrics.executed(IdempotencyMetrics.KAFKA);
 			return invocation.proceed();
 		});
 	}
@@ -152,7 +164,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		}
 		try {
 			return execute(transaction, (status) -> {
-				Set<String> fresh = new HashSet<>(store().markAllProcessed(consumerGroup, eventIds));
+				IdempotencyMetrics metrics = metrics();
+				Set<String> fresh = new HashSet<>(metrics.time(IdempotencyMetrics.Operation.CLAIM,
+						IdempotencyMetrics.KAFKA, () -> store().markAllProcessed(consumerGroup, eventIds)));
 				int[] kept = new int[fresh.size()];
 				int count = 0;
 				for (int i = 0; i < eventIds.size(); i++) {
@@ -161,6 +175,12 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 					if (fresh.remove(eventIds.get(i))) {
 						kept[count++] = i;
 					}
+				}
+				if (count < eventIds.size()) {
+					metrics.duplicateEvents(IdempotencyMetrics.KAFKA, eventIds.size() - count);
+				}
+				if (count > 0) {
+					metrics.outcome(IdempotencyMetrics.KAFKA, IdempotencyMetrics.Outcome.EXECUTED, count);
 				}
 				if (logger.isDebugEnabled() && count < eventIds.size()) {
 					logger.debug("Skipping " + (eventIds.size() - count) + " of " + eventIds.size()
@@ -323,6 +343,15 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			this.store = store;
 		}
 		return store;
+	}
+
+	private IdempotencyMetrics metrics() {
+		IdempotencyMetrics metrics = this.metrics;
+		if (metrics == null) {
+			metrics = beanFactory().getBeanProvider(IdempotencyMetrics.class).getIfUnique(IdempotencyMetrics::noop);
+			this.metrics = metrics;
+		}
+		return metrics;
 	}
 
 	private TransactionTemplate transactionTemplate(@Nullable String name) {

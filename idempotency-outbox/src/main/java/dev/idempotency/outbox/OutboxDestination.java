@@ -44,4 +44,15 @@ public interface OutboxDestination {
 		return null;
 	}
 
+	/**
+	 * Whether a failure this destination reported can never turn into a success by trying
+	 * again, such as a provider that may have forgotten the idempotency key: the relay
+	 * then marks the row DEAD at once for manual review instead of retrying it.
+	 * @param failure a failure returned by {@link #deliver}
+	 * @return {@code true} to give up on the row now
+	 */
+	default boolean isPermanent(Throwable failure) {
+		return false;
+	}
+
 }

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.IdempotencyMetrics;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -112,6 +113,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final RelayHook hook;
 
+	private final IdempotencyMetrics metrics;
+
 	private final Object monitor = new Object();
 
 	private boolean signalled;
@@ -148,6 +151,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.name = builder.name;
 		this.owner = builder.name + "-" + UUID.randomUUID();
 		this.hook = builder.hook;
+		this.metrics = builder.metrics;
 		this.lastReap = System.nanoTime() - this.reapInterval.toNanos();
 	}
 
@@ -302,6 +306,21 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	private Outcome deliver(List<Claimed> batch) throws InterruptedException {
+		IdempotencyMetrics.Timing timing = this.metrics.start(IdempotencyMetrics.Operation.PUBLISH,
+				IdempotencyMetrics.OUTBOX);
+		Outcome outcome;
+		try {
+			outcome = deliverTimed(batch);
+		}
+		catch (InterruptedException | RuntimeException | Error ex) {
+			timing.stop(ex);
+			throw ex;
+		}
+		timing.stop();
+		return outcome;
+	}
+
+	private Outcome deliverTimed(List<Claimed> batch) throws InterruptedException {
 		Map<Long, Throwable> failures = new HashMap<>();
 		Set<Long> expired = new HashSet<>();
 		Set<String> blockedKeys = new HashSet<>();
@@ -364,9 +383,11 @@ public final class OutboxRelay implements SmartLifecycle {
 				continue;
 			}
 			int attempts = message.attempts() + 1;
-			Duration maxAge = maxAge(destinationFor(message.destination()));
+			OutboxDestination destination = destinationFor(message.destination());
+			Duration maxAge = maxAge(destination);
 			boolean dead = expired.contains(message.id()) || attempts >= this.maxAttempts
-					|| (maxAge != null && row.ageMillis >= maxAge.toMillis());
+					|| (maxAge != null && row.ageMillis >= maxAge.toMillis())
+					|| (destination != null && destination.isPermanent(error));
 			failed.add(new Failure(message.id(), dead, backoff(attempts), describe(error)));
 			if (dead) {
 				logger.warn("Outbox row " + message.id() + " to '" + message.destination() + "' is DEAD after "
@@ -409,6 +430,20 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 		if (!outcome.handedBack.isEmpty()) {
 			update(this.sql.handBack, outcome.handedBack, claimedStatus);
+		}
+		report(outcome);
+	}
+
+	private void report(Outcome outcome) {
+		long dead = outcome.failed.stream().filter((failure) -> failure.dead).count();
+		if (!outcome.published.isEmpty()) {
+			this.metrics.published(IdempotencyMetrics.OUTBOX, outcome.published.size());
+		}
+		if (outcome.failed.size() > dead) {
+			this.metrics.publishFailed(IdempotencyMetrics.OUTBOX, outcome.failed.size() - dead);
+		}
+		if (dead > 0) {
+			this.metrics.dead(IdempotencyMetrics.OUTBOX, dead);
 		}
 	}
 
@@ -593,6 +628,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 		private RelayHook hook = RelayHook.NONE;
 
+		private IdempotencyMetrics metrics = IdempotencyMetrics.noop();
+
 		private Builder(DataSource dataSource) {
 			Assert.notNull(dataSource, "dataSource must not be null");
 			this.dataSource = dataSource;
@@ -751,6 +788,18 @@ public final class OutboxRelay implements SmartLifecycle {
 		public Builder name(String name) {
 			Assert.isTrue(name != null && !name.isBlank() && name.length() <= 24, "name must be 1 to 24 characters");
 			this.name = name;
+			return this;
+		}
+
+		/**
+		 * Set where published, failed and dead rows and the timings of deliveries are
+		 * reported (default nowhere).
+		 * @param metrics the metrics
+		 * @return this builder
+		 */
+		public Builder metrics(IdempotencyMetrics metrics) {
+			Assert.notNull(metrics, "metrics must not be null");
+			this.metrics = metrics;
 			return this;
 		}
 

@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -12,6 +13,11 @@ import javax.sql.DataSource;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.idempotency.outbound.OutboundCalls;
+import dev.idempotency.outbound.OutboundOperation;
+import dev.idempotency.outbound.ProviderPolicy;
+import dev.idempotency.outbound.ProviderStatus;
+import dev.idempotency.outbound.ProviderStatusCheck;
 import dev.idempotency.outbox.http.HttpOutboxDestination;
 import dev.idempotency.outbox.http.RestClientOutboxSender;
 import dev.idempotency.test.PostgresTest;
@@ -98,6 +104,81 @@ class HttpOutboxDestinationTests {
 			relay.runOnce();
 		}
 		assertThat(this.receivedKeys).hasSize(calls);
+	}
+
+	@Test
+	void pastTheProviderKeyTtlTheRowIsDeadAtOnceAndTheProviderIsNotCalled() {
+		String table = "http_key_ttl_outbox";
+		OutboundCalls calls = new OutboundCalls(Map.of("payments",
+				new ProviderPolicy(Duration.ofHours(24), false, ProviderPolicy.IDEMPOTENCY_KEY_HEADER)));
+		OutboxRelay relay = relay(table, new HttpOutboxDestination("payments", sender(), calls, "payments"));
+		long id = appendCharge(table, "evt-charge-3");
+		this.jdbc.update("UPDATE " + table + " SET created_at = now() - interval '25 hours' WHERE id = ?", id);
+		relay.runOnce();
+		assertThat(status(table, id)).isEqualTo("DEAD");
+		assertThat(this.jdbc.queryForObject("SELECT attempts FROM " + table + " WHERE id = ?", Integer.class, id))
+			.as("dead at the first refusal, not after the relay's maximum attempts")
+			.isEqualTo(1);
+		assertThat(this.jdbc.queryForObject("SELECT last_error FROM " + table + " WHERE id = ?", String.class, id))
+			.contains("ProviderKeyExpiredException");
+		assertThat(this.receivedKeys).isEmpty();
+	}
+
+	@Test
+	void withinTheKeyTtlTheProviderGetsTheRowsKeyThroughOutboundCalls() {
+		String table = "http_outbound_outbox";
+		this.failuresLeft.set(1);
+		OutboundCalls calls = new OutboundCalls(Map.of("payments",
+				new ProviderPolicy(Duration.ofHours(24), false, ProviderPolicy.IDEMPOTENCY_KEY_HEADER)));
+		OutboxRelay relay = relay(table, new HttpOutboxDestination("payments", sender(), calls, "payments"));
+		long id = appendCharge(table, "evt-charge-4");
+		OutboxTestSupport.await(Duration.ofSeconds(10), "the charge is published", () -> {
+			relay.runOnce();
+			return "PUBLISHED".equals(status(table, id));
+		});
+		assertThat(this.receivedKeys).hasSize(2).containsOnly(OutboxEvent.deriveIdempotencyKey("evt-charge-4"));
+	}
+
+	@Test
+	void aStatusFirstProviderIsAskedBeforeAResendAndADoneOperationIsNotSentAgain() {
+		String table = "http_status_first_outbox";
+		this.failuresLeft.set(1);
+		List<OutboundOperation> asked = new CopyOnWriteArrayList<>();
+		ProviderStatusCheck<Object> statusCheck = (operation) -> {
+			asked.add(operation);
+			return ProviderStatus.done("charged");
+		};
+		OutboundCalls calls = new OutboundCalls(Map.of("payments",
+				new ProviderPolicy(Duration.ofHours(24), true, ProviderPolicy.IDEMPOTENCY_KEY_HEADER)));
+		OutboxRelay relay = relay(table,
+				new HttpOutboxDestination("payments"::equals, sender(), calls, "payments", statusCheck));
+		long id = appendCharge(table, "evt-charge-5");
+		OutboxTestSupport.await(Duration.ofSeconds(10), "the charge is published", () -> {
+			relay.runOnce();
+			return "PUBLISHED".equals(status(table, id));
+		});
+		assertThat(this.receivedKeys).as("only the first attempt reached the provider").hasSize(1);
+		assertThat(asked).singleElement()
+			.satisfies((operation) -> assertThat(operation.key())
+				.isEqualTo(OutboxEvent.deriveIdempotencyKey("evt-charge-5")));
+	}
+
+	private RestClientOutboxSender sender() {
+		RestClient client = RestClient.builder()
+			.requestFactory(new SimpleClientHttpRequestFactory())
+			.baseUrl("http://127.0.0.1:" + this.server.getAddress().getPort())
+			.build();
+		return new RestClientOutboxSender(client, "/charges");
+	}
+
+	private OutboxRelay relay(String table, HttpOutboxDestination destination) {
+		OutboxTestSupport.createTable(this.dataSource, table);
+		return OutboxRelay.builder(this.dataSource)
+			.table(table)
+			.destination(destination)
+			.maxAttempts(1000)
+			.backoff(Duration.ofMillis(300), Duration.ofMillis(300))
+			.build();
 	}
 
 	private long appendCharge(String table, String eventId) {

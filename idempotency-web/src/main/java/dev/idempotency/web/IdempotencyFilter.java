@@ -27,6 +27,7 @@ import java.util.function.Supplier;
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyKeys;
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.KeyClaim;
@@ -118,6 +119,8 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private IdempotencyScopeResolver scopeResolver = IdempotencyScopeResolver.principalOrGlobal();
 
+	private IdempotencyMetrics metrics = IdempotencyMetrics.noop();
+
 	private ClaimMode defaultMode = ClaimMode.TWO_PHASE;
 
 	private Duration defaultLease = DEFAULT_LEASE;
@@ -166,6 +169,16 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	public void setScopeResolver(IdempotencyScopeResolver scopeResolver) {
 		Assert.notNull(scopeResolver, "scopeResolver must not be null");
 		this.scopeResolver = scopeResolver;
+	}
+
+	/**
+	 * Set where outcomes (executed, replayed, in-progress conflict, fingerprint mismatch)
+	 * and the timings of claims and replays are reported. By default, nowhere.
+	 * @param metrics the metrics
+	 */
+	public void setMetrics(IdempotencyMetrics metrics) {
+		Assert.notNull(metrics, "metrics must not be null");
+		this.metrics = metrics;
 	}
 
 	/**
@@ -525,7 +538,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		}
 
 		void runTwoPhase(HttpServletRequest target, FilterChain chain) throws ServletException, IOException {
-			ClaimResult result = outside(() -> IdempotencyFilter.this.store.claim(claim()));
+			ClaimResult result = outside(() -> timedClaim());
 			String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
 					: settle(((ClaimResult.Existing) result).record());
 			if (owner == null) {
@@ -564,7 +577,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			jdbc.execute("SET LOCAL lock_timeout = " + IdempotencyFilter.this.lockTimeout.toMillis());
 			ClaimResult result;
 			try {
-				result = IdempotencyFilter.this.store.claim(claim());
+				result = timedClaim();
 			}
 			catch (RuntimeException ex) {
 				if (!isLockTimeout(ex)) {
@@ -586,6 +599,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		 */
 		private @Nullable String settle(IdempotencyRecord record) throws IOException {
 			if (!record.matches(this.fingerprint)) {
+				IdempotencyFilter.this.metrics.fingerprintMismatch(IdempotencyMetrics.WEB);
 				log.debug("Key " + this.keyHash + " reused with a different request");
 				Problems.send(this.request, this.response, HttpStatus.UNPROCESSABLE_CONTENT,
 						IdempotencyProblemTypes.KEY_REUSED, "Idempotency-Key reused",
@@ -635,6 +649,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		private void execute(TransactionStatus transaction, String owner, HttpServletRequest target, FilterChain chain)
 				throws ServletException, IOException {
 			BufferedResponse buffered = new BufferedResponse(this.response);
+			IdempotencyFilter.this.metrics.executed(IdempotencyMetrics.WEB);
 			try {
 				chain.doFilter(target, buffered);
 				if (target.isAsyncStarted()) {
@@ -741,6 +756,19 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		}
 
 		private void replay(IdempotencyRecord record) throws IOException {
+			IdempotencyMetrics.Timing timing = IdempotencyFilter.this.metrics.start(IdempotencyMetrics.Operation.REPLAY,
+					IdempotencyMetrics.WEB);
+			try {
+				writeReplay(record);
+			}
+			catch (IOException | RuntimeException | Error ex) {
+				timing.stop(ex);
+				throw ex;
+			}
+			timing.stop();
+		}
+
+		private void writeReplay(IdempotencyRecord record) throws IOException {
 			StoredResponse stored = record.response();
 			Assert.state(stored != null, "A DONE record has a response");
 			List<String> omitted = stored.headers().get(BODY_OMITTED_HEADER);
@@ -753,6 +781,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 						null);
 				return;
 			}
+			IdempotencyFilter.this.metrics.replayed(IdempotencyMetrics.WEB);
 			log.debug("Key " + this.keyHash + " replayed");
 			this.response.setStatus(stored.status());
 			stored.headers().forEach((name, values) -> {
@@ -773,6 +802,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		}
 
 		private void keyInUse(Duration retryAfter) throws IOException {
+			IdempotencyFilter.this.metrics.inProgressConflict(IdempotencyMetrics.WEB);
 			log.debug("Key " + this.keyHash + " is in use");
 			Problems.send(this.request, this.response, HttpStatus.CONFLICT, IdempotencyProblemTypes.KEY_IN_USE,
 					"Request in progress",
@@ -799,6 +829,11 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			catch (RuntimeException ex) {
 				log.warn("Could not release key " + this.keyHash + "; a retry can run once its lease expires", ex);
 			}
+		}
+
+		private ClaimResult timedClaim() {
+			return IdempotencyFilter.this.metrics.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB,
+					() -> IdempotencyFilter.this.store.claim(claim()));
 		}
 
 		private KeyClaim claim() {

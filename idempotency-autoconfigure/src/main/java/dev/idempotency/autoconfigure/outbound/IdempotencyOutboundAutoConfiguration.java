@@ -11,14 +11,13 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.restclient.RestClientCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.env.Environment;
 import org.springframework.web.client.RestClient;
 
 /**
  * Auto-configuration of {@link OutboundCalls} from the provider policies in
  * {@code idempotency.outbound.providers.*}, of the {@link IdempotencyKeyInterceptor} on
- * Spring Boot's {@code RestClient.Builder}, and of the startup check that our key
- * retention is no shorter than any provider's key TTL.
+ * Spring Boot's {@code RestClient.Builder}. The key TTLs are checked against the
+ * retention of our own keys by a {@code RetentionRule} of the web auto-configuration.
  */
 @AutoConfiguration
 @ConditionalOnClass(OutboundCalls.class)
@@ -29,12 +28,6 @@ public final class IdempotencyOutboundAutoConfiguration {
 	@ConditionalOnMissingBean
 	OutboundCalls outboundCalls(IdempotencyOutboundProperties properties) {
 		return new OutboundCalls(properties.toPolicies());
-	}
-
-	@Bean
-	OutboundKeyRetentionCheck outboundKeyRetentionCheck(IdempotencyOutboundProperties properties,
-			Environment environment) {
-		return new OutboundKeyRetentionCheck(properties, environment);
 	}
 
 	@Configuration(proxyBeanMethods = false)

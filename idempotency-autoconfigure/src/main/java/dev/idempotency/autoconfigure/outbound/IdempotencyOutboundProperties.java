@@ -1,9 +1,7 @@
 package dev.idempotency.autoconfigure.outbound;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.outbound.ProviderPolicy;
@@ -17,19 +15,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("idempotency.outbound")
 public class IdempotencyOutboundProperties {
 
-	static final String DEFAULT_RETENTION_PROPERTY = "idempotency.web.retention";
-
 	/**
 	 * Policies of the providers this application calls, by provider name.
 	 */
 	private final Map<String, Provider> providers = new LinkedHashMap<>();
-
-	/**
-	 * Properties that hold a key retention of the application's own tables. Each one that
-	 * is set must be no shorter than the longest provider key TTL; startup fails
-	 * otherwise.
-	 */
-	private List<String> retentionProperties = new ArrayList<>(List.of(DEFAULT_RETENTION_PROPERTY));
 
 	/**
 	 * Whether to add the idempotency key interceptor to every RestClient.Builder that
@@ -39,14 +28,6 @@ public class IdempotencyOutboundProperties {
 
 	public Map<String, Provider> getProviders() {
 		return this.providers;
-	}
-
-	public List<String> getRetentionProperties() {
-		return this.retentionProperties;
-	}
-
-	public void setRetentionProperties(List<String> retentionProperties) {
-		this.retentionProperties = retentionProperties;
 	}
 
 	public boolean isRestClientInterceptor() {

@@ -1,6 +1,6 @@
 /**
- * Auto-configuration of outbound calls: provider policies, the idempotency key
- * interceptor and the check of key retention against provider key TTLs.
+ * Auto-configuration of outbound calls: provider policies and the idempotency key
+ * interceptor.
  */
 @NullMarked
 package dev.idempotency.autoconfigure.outbound;

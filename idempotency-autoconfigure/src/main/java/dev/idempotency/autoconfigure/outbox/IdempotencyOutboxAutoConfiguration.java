@@ -1,15 +1,21 @@
 package dev.idempotency.autoconfigure.outbox;
 
-import java.time.Duration;
 import java.util.Map;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
+import dev.idempotency.autoconfigure.ops.IdempotencyEndpoint;
+import dev.idempotency.autoconfigure.ops.IdempotencyEndpointSection;
+import dev.idempotency.autoconfigure.ops.RetentionRule;
+import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.jdbc.BacklogProbe;
 import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.core.jdbc.TableProbe;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.Outbox;
+import dev.idempotency.outbox.OutboxDeadRows;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
@@ -18,6 +24,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -39,8 +46,9 @@ import org.springframework.kafka.core.ProducerFactory;
 /**
  * Auto-configuration of the transactional outbox on the application's {@link DataSource}:
  * the {@link Outbox}, its table, a relay that delivers to the {@link OutboxDestination}
- * beans (Kafka when the application has a producer factory), and the retention of
- * published rows.
+ * beans (Kafka when the application has a producer factory), the retention of published
+ * rows, the probes through which metrics and health watch the table, its backlog and its
+ * dead rows, and the {@code outbox} section of the {@code idempotency} endpoint.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
@@ -49,7 +57,8 @@ import org.springframework.kafka.core.ProducerFactory;
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties({ IdempotencyOutboxProperties.class, IdempotencyJdbcProperties.class })
 @Import({ IdempotencyOutboxAutoConfiguration.KafkaDestinationConfiguration.class,
-		IdempotencyOutboxAutoConfiguration.RelayConfiguration.class })
+		IdempotencyOutboxAutoConfiguration.RelayConfiguration.class,
+		IdempotencyOutboxAutoConfiguration.EndpointSectionConfiguration.class })
 public final class IdempotencyOutboxAutoConfiguration {
 
 	@Bean
@@ -76,6 +85,28 @@ public final class IdempotencyOutboxAutoConfiguration {
 		return OutboxSchema.publishedRows(jdbcProperties.qualify(properties.getTable()), properties.getRetention());
 	}
 
+	@Bean
+	@ConditionalOnMissingBean(name = "outboxTableProbe")
+	TableProbe outboxTableProbe(IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
+		return OutboxDeadRows.tableProbe(jdbcProperties.qualify(properties.getTable()), properties.getRetention());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "outboxUnpublishedBacklogProbe")
+	BacklogProbe outboxUnpublishedBacklogProbe(IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		return OutboxDeadRows.unpublishedProbe(jdbcProperties.qualify(properties.getTable()),
+				properties.getHealth().getMaxLag());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "outboxDeadBacklogProbe")
+	BacklogProbe outboxDeadBacklogProbe(IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		return OutboxDeadRows.deadProbe(jdbcProperties.qualify(properties.getTable()),
+				properties.getHealth().getMaxDeadRows());
+	}
+
 	static class OnOutboxDatabaseInitializationCondition extends OnDatabaseInitializationCondition {
 
 		OnOutboxDatabaseInitializationCondition() {
@@ -100,16 +131,16 @@ public final class IdempotencyOutboxAutoConfiguration {
 		}
 
 		@Bean
+		RetentionRule outboxRelayLeaseLongerThanKafkaSendTimeout(IdempotencyOutboxProperties properties) {
+			return RetentionRule.longerThan("idempotency.outbox.relay.lease", properties.getRelay().getLease(),
+					"idempotency.outbox.kafka.send-timeout", properties.getKafka().getSendTimeout(),
+					"another relay could take over a batch that is still being sent, and deliver it twice");
+		}
+
+		@Bean
 		@ConditionalOnMissingBean(KafkaOutboxDestination.class)
 		@SuppressWarnings("unchecked")
 		KafkaOutboxDestination outboxKafkaDestination(IdempotencyOutboxProperties properties, BeanFactory beanFactory) {
-			Duration sendTimeout = properties.getKafka().getSendTimeout();
-			Duration lease = properties.getRelay().getLease();
-			if (sendTimeout.compareTo(lease) >= 0) {
-				throw new IllegalStateException("idempotency.outbox.kafka.send-timeout (" + sendTimeout
-						+ ") must be shorter than idempotency.outbox.relay.lease (" + lease + "): otherwise another "
-						+ "relay may take over a batch that is still being sent, and deliver it twice");
-			}
 			ProducerFactory<byte[], byte[]> producerFactory = beanFactory.getBean("outboxKafkaProducerFactory",
 					ProducerFactory.class);
 			return new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory),
@@ -127,7 +158,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 		@ConditionalOnMissingBean
 		OutboxRelay outboxRelay(DataSource dataSource, IdempotencyOutboxProperties properties,
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
-				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox) {
+				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
+				ObjectProvider<IdempotencyMetrics> metrics) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Builder builder = OutboxRelay.builder(dataSource)
 				.table(jdbcProperties.qualify(properties.getTable()))
@@ -139,7 +171,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 				.maxAttempts(relay.getMaxAttempts())
 				.maxAge(relay.getMaxAge())
 				.backoff(relay.getInitialBackoff(), relay.getMaxBackoff())
-				.shutdownTimeout(relay.getShutdownTimeout());
+				.shutdownTimeout(relay.getShutdownTimeout())
+				.metrics(metrics.getIfAvailable(IdempotencyMetrics::noop));
 			destinations.orderedStream().forEach(builder::destination);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			OutboxRelay outboxRelay = builder.build();
@@ -149,6 +182,23 @@ public final class IdempotencyOutboxAutoConfiguration {
 				}
 			});
 			return outboxRelay;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(
+			name = "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint")
+	@ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
+	static class EndpointSectionConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "outboxEndpointSection")
+		IdempotencyEndpointSection outboxEndpointSection(DataSource dataSource, IdempotencyOutboxProperties properties,
+				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxRelay> relay) {
+			OutboxDeadRows deadRows = new OutboxDeadRows(new JdbcTemplate(dataSource),
+					jdbcProperties.qualify(properties.getTable()));
+			return new OutboxEndpointSection(deadRows, () -> relay.ifAvailable(OutboxRelay::wakeUp));
 		}
 
 	}

@@ -36,6 +36,11 @@ public class IdempotencyOutboxProperties {
 	 */
 	private Duration retention = Duration.ofDays(7);
 
+	/**
+	 * Health settings.
+	 */
+	private final Health health = new Health();
+
 	public String getTable() {
 		return this.table;
 	}
@@ -58,6 +63,45 @@ public class IdempotencyOutboxProperties {
 
 	public void setRetention(Duration retention) {
 		this.retention = retention;
+	}
+
+	public Health getHealth() {
+		return this.health;
+	}
+
+	/**
+	 * Limits above which the idempotency health indicator reports the outbox DOWN.
+	 */
+	public static class Health {
+
+		/**
+		 * Most DEAD rows that are healthy; 0 turns health DOWN as soon as a row is given
+		 * up on, until it is re-driven. A negative value sets no limit.
+		 */
+		private long maxDeadRows;
+
+		/**
+		 * Greatest healthy age of the oldest unpublished row (the outbox lag). When not
+		 * set, the lag is measured but never turns health DOWN.
+		 */
+		private @Nullable Duration maxLag;
+
+		public long getMaxDeadRows() {
+			return this.maxDeadRows;
+		}
+
+		public void setMaxDeadRows(long maxDeadRows) {
+			this.maxDeadRows = maxDeadRows;
+		}
+
+		public @Nullable Duration getMaxLag() {
+			return this.maxLag;
+		}
+
+		public void setMaxLag(@Nullable Duration maxLag) {
+			this.maxLag = maxLag;
+		}
+
 	}
 
 	/**

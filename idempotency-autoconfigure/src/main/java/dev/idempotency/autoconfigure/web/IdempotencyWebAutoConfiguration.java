@@ -1,9 +1,15 @@
 package dev.idempotency.autoconfigure.web;
 
+import java.time.Duration;
+import java.util.Map;
+
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.autoconfigure.ops.RetentionRule;
+import dev.idempotency.autoconfigure.outbound.IdempotencyOutboundProperties;
 import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
 
@@ -15,9 +21,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -25,7 +34,9 @@ import org.springframework.web.servlet.DispatcherServlet;
 /**
  * Auto-configuration of {@link dev.idempotency.web.Idempotent @Idempotent} for Spring
  * MVC: the {@link IdempotencyFilter} on the application's key store and transaction
- * manager.
+ * manager, and the {@link RetentionRule retention rules} of its keys: longer than their
+ * lease, and no shorter than the key TTL of any provider in
+ * {@code idempotency.outbound.providers.*}.
  */
 @AutoConfiguration(
 		after = { IdempotencyJdbcAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class })
@@ -47,11 +58,12 @@ public final class IdempotencyWebAutoConfiguration {
 	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<DataSource> dataSource,
 			IdempotencyScopeResolver scopeResolver, IdempotencyWebProperties properties,
-			ObjectProvider<IdempotencyFilterCustomizer> customizers) {
+			ObjectProvider<IdempotencyMetrics> metrics, ObjectProvider<IdempotencyFilterCustomizer> customizers) {
 		DataSource database = dataSource.getIfUnique();
 		IdempotencyFilter filter = new IdempotencyFilter(store, transactionManager.getIfUnique(),
 				(database != null) ? new JdbcTemplate(database) : null);
 		filter.setScopeResolver(scopeResolver);
+		filter.setMetrics(metrics.getIfAvailable(IdempotencyMetrics::noop));
 		filter.setDefaultMode(properties.getMode());
 		filter.setDefaultLease(properties.getLease());
 		filter.setDefaultRetention(properties.getRetention());
@@ -62,6 +74,39 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setReleasedClientErrors(properties.getReleasedClientErrors());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(filter));
 		return filter;
+	}
+
+	@Bean
+	RetentionRule idempotencyWebRetentionLongerThanLease(IdempotencyWebProperties properties) {
+		return RetentionRule.longerThan("idempotency.web.retention", properties.getRetention(), "idempotency.web.lease",
+				properties.getLease(),
+				"a key could be deleted while its claim is live, and a retry would run beside the first request");
+	}
+
+	/**
+	 * A call to a provider may be retried for as long as the provider remembers its key;
+	 * for all that time a retry of the request that started the call must find our key
+	 * and replay, not start a second operation under new business identifiers.
+	 */
+	@Bean
+	RetentionRule idempotencyWebRetentionCoversProviderKeyTtls(IdempotencyWebProperties properties,
+			Environment environment) {
+		Map<String, IdempotencyOutboundProperties.Provider> providers = Binder.get(environment)
+			.bind("idempotency.outbound.providers",
+					Bindable.mapOf(String.class, IdempotencyOutboundProperties.Provider.class))
+			.orElse(Map.of());
+		String longest = "idempotency.outbound.providers.*.key-ttl";
+		Duration longestTtl = Duration.ZERO;
+		for (Map.Entry<String, IdempotencyOutboundProperties.Provider> provider : providers.entrySet()) {
+			Duration keyTtl = provider.getValue().getKeyTtl();
+			if (keyTtl != null && keyTtl.compareTo(longestTtl) > 0) {
+				longest = "idempotency.outbound.providers." + provider.getKey() + ".key-ttl";
+				longestTtl = keyTtl;
+			}
+		}
+		return RetentionRule.atLeast("idempotency.web.retention", properties.getRetention(), longest, longestTtl,
+				"a retry of the request that started a call to the provider would run again while the provider"
+						+ " still accepts retries of that call; raise the retention or lower the key TTL");
 	}
 
 	@Bean

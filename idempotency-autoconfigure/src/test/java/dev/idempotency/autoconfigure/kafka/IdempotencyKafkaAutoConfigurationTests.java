@@ -1,18 +1,23 @@
 package dev.idempotency.autoconfigure.kafka;
 
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.core.EventHeaders;
 import dev.idempotency.kafka.IdempotentListener;
+import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.kafka.IdempotentListenerAdvisor;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
@@ -30,6 +35,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -145,19 +152,49 @@ class IdempotencyKafkaAutoConfigurationTests {
 				BlockingQueue<String> calls = context.getBean(BootListener.class).calls();
 				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-e1");
 				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-sentinel");
-				// The listener ran inside the mark's transaction: wait for its commit
-				// before counting.
 				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
-				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-				Integer marks = 0;
-				while (marks != 2 && System.nanoTime() < deadline) {
-					Thread.sleep(50);
-					marks = jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE consumer_group = 'boot'",
-							Integer.class);
-				}
-				assertThat(marks).isEqualTo(2);
-				assertThat(calls).isEmpty();
+				assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE consumer_group = 'boot'"
+						+ " AND event_id IN ('e1', 'sentinel')", Integer.class))
+					.isEqualTo(2);
 			});
+	}
+
+	@Test
+	void executedAndDuplicateEventsAreCountedAndMarksTimed(TestKafkaBroker broker) throws Exception {
+		String topic = TestKafkaBroker.uniqueTopic("metered-events");
+		String first = "metered-" + UUID.randomUUID();
+		String sentinel = "metered-" + UUID.randomUUID();
+		this.databaseContextRunner
+			.withConfiguration(
+					AutoConfigurations.of(KafkaAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class))
+			.withUserConfiguration(BootListenerConfiguration.class)
+			.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+					"spring.kafka.consumer.auto-offset-reset=earliest", "test.topic=" + topic)
+			.run((context) -> {
+				@SuppressWarnings("unchecked")
+				KafkaTemplate<Object, Object> kafka = context.getBean(KafkaTemplate.class);
+				for (String id : List.of(first, first, first, sentinel)) {
+					ProducerRecord<Object, Object> record = new ProducerRecord<>(topic, "key", "payload-" + id);
+					record.headers().add(EventHeaders.EVENT_ID, id.getBytes());
+					kafka.send(record).get(10, TimeUnit.SECONDS);
+				}
+				BlockingQueue<String> calls = context.getBean(BootListener.class).calls();
+				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-" + first);
+				assertThat(calls.poll(30, TimeUnit.SECONDS)).isEqualTo("payload-" + sentinel);
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				assertThat(kafkaOutcome(registry, "executed")).isEqualTo(2);
+				assertThat(kafkaOutcome(registry, "duplicate_event")).isEqualTo(2);
+				assertThat(registry.get("idempotency.claim").tag("feature", "kafka").timer().count()).isEqualTo(4);
+			});
+	}
+
+	private static double kafkaOutcome(MeterRegistry registry, String outcome) {
+		return registry.get(MicrometerIdempotencyMetrics.OUTCOMES)
+			.tag("feature", "kafka")
+			.tag("outcome", outcome)
+			.counter()
+			.count();
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -214,7 +251,13 @@ class IdempotencyKafkaAutoConfigurationTests {
 		@IdempotentListener
 		void on(String payload,
 				@org.springframework.messaging.handler.annotation.Header(EventHeaders.EVENT_ID) String eventId) {
-			this.calls.add(payload);
+			// Reported once the mark is committed, so that the test reads it.
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+				@Override
+				public void afterCommit() {
+					BootListener.this.calls.add(payload);
+				}
+			});
 		}
 
 		BlockingQueue<String> calls() {

@@ -64,48 +64,7 @@ class IdempotencyOutboundAutoConfigurationTests {
 	@Test
 	void backsOffWithoutTheOutboundModule() {
 		this.contextRunner.withClassLoader(new FilteredClassLoader(OutboundCalls.class))
-			.run((context) -> assertThat(context).hasNotFailed()
-				.doesNotHaveBean(OutboundCalls.class)
-				.doesNotHaveBean(OutboundKeyRetentionCheck.class));
-	}
-
-	@Test
-	void failsAtStartupWhenTheWebRetentionIsShorterThanAProviderKeyTtl() {
-		this.contextRunner
-			.withPropertyValues("idempotency.outbound.providers.payments.key-ttl=24h", "idempotency.web.retention=1h")
-			.run((context) -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessageContaining("idempotency.web.retention (PT1H) is shorter than "
-						+ "idempotency.outbound.providers.payments.key-ttl (PT24H)")
-				.hasMessageContaining("Raise the retention to at least the longest key TTL"));
-	}
-
-	@Test
-	void startsWhenTheWebRetentionCoversEveryKeyTtl() {
-		this.contextRunner
-			.withPropertyValues("idempotency.outbound.providers.payments.key-ttl=24h",
-					"idempotency.outbound.providers.bank.key-ttl=7d", "idempotency.web.retention=7d")
-			.run((context) -> assertThat(context).hasNotFailed());
-	}
-
-	@Test
-	void startsWhenNoRetentionIsConfigured() {
-		this.contextRunner.withPropertyValues("idempotency.outbound.providers.payments.key-ttl=24h")
-			.run((context) -> assertThat(context).hasNotFailed());
-	}
-
-	@Test
-	void retentionPropertiesNameTheRetentionsToCheck() {
-		this.contextRunner
-			.withPropertyValues("idempotency.outbound.providers.payments.key-ttl=24h",
-					"idempotency.outbound.retention-properties=my.keys.retention", "my.keys.retention=2h",
-					"idempotency.web.retention=1h")
-			.run((context) -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessageContaining("my.keys.retention (PT2H)")
-				.hasMessageNotContaining("idempotency.web.retention"));
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(OutboundCalls.class));
 	}
 
 	@Test

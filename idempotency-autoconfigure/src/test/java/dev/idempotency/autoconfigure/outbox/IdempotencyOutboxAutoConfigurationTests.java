@@ -10,6 +10,9 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
+import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
+import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
+import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.Outbox;
@@ -20,6 +23,9 @@ import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -141,12 +147,15 @@ class IdempotencyOutboxAutoConfigurationTests {
 
 	@Test
 	void kafkaSendTimeoutNotShorterThanTheLeaseFailsAtStartup() {
-		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class)
-			.withPropertyValues("idempotency.outbox.kafka.send-timeout=2m", "idempotency.outbox.relay.lease=1m")
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withUserConfiguration(ProducerFactoryConfiguration.class)
+			.withPropertyValues("idempotency.outbox.kafka.send-timeout=2m", "idempotency.outbox.relay.lease=1m",
+					"idempotency.cleanup.enabled=false")
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("must be shorter than idempotency.outbox.relay.lease"));
+				.hasMessageContaining("idempotency.outbox.relay.lease (PT1M) must be longer than"
+						+ " idempotency.outbox.kafka.send-timeout (PT2M)"));
 	}
 
 	@Test
@@ -183,6 +192,42 @@ class IdempotencyOutboxAutoConfigurationTests {
 		});
 	}
 
+	@Test
+	void relayCountsPublishedFailedAndDeadRowsAndTimesEachDelivery() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyMetricsAutoConfiguration.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+			.withPropertyValues("idempotency.outbox.table=metered_outbox", "idempotency.outbox.relay.max-attempts=2",
+					"idempotency.outbox.relay.initial-backoff=0s", "idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				// Driven by hand, one batch at a time.
+				relay.stop();
+				context.getBean(RecordingDestination.class).failedKey = "bad";
+				transactions(context.getBean(DataSource.class)).executeWithoutResult((status) -> {
+					context.getBean(Outbox.class).append("orders", "good", Map.of("n", 1));
+					context.getBean(Outbox.class).append("orders", "bad", Map.of("n", 2));
+				});
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				assertThat(relay.runOnce()).isEqualTo(2);
+				assertThat(outboxOutcome(registry, "published")).isEqualTo(1);
+				assertThat(outboxOutcome(registry, "publish_failed")).isEqualTo(1);
+				assertThat(outboxOutcome(registry, "dead")).isZero();
+				assertThat(relay.runOnce()).isEqualTo(1);
+				assertThat(outboxOutcome(registry, "publish_failed")).isEqualTo(1);
+				assertThat(outboxOutcome(registry, "dead")).isEqualTo(1);
+				assertThat(registry.get("idempotency.publish").tag("feature", "outbox").timer().count()).isEqualTo(2);
+			});
+	}
+
+	private static double outboxOutcome(MeterRegistry registry, String outcome) {
+		var counter = registry.find(MicrometerIdempotencyMetrics.OUTCOMES)
+			.tag("feature", "outbox")
+			.tag("outcome", outcome)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
 	private static TransactionTemplate transactions(DataSource dataSource) {
 		return new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 	}
@@ -213,10 +258,19 @@ class IdempotencyOutboxAutoConfigurationTests {
 
 		volatile boolean fail;
 
+		volatile @Nullable String failedKey;
+
 		@Override
 		public Map<Long, Throwable> deliver(List<OutboxMessage> batch) {
 			this.messages.addAll(batch);
 			this.delivered.countDown();
+			if (this.failedKey != null) {
+				Map<Long, Throwable> failures = new java.util.HashMap<>();
+				batch.stream()
+					.filter((message) -> this.failedKey.equals(message.messageKey()))
+					.forEach((message) -> failures.put(message.id(), new IllegalStateException("refused")));
+				return failures;
+			}
 			return this.fail ? Map.of(batch.get(0).id(), new IllegalStateException("refused")) : Map.of();
 		}
 

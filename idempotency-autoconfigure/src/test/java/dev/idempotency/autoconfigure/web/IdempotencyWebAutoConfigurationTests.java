@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import dev.idempotency.web.AbandonedClaimPolicy;
@@ -63,6 +64,49 @@ class IdempotencyWebAutoConfigurationTests {
 				.hasFieldOrPropertyWithValue("maxStoredBodySize", IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE)
 				.hasFieldOrPropertyWithValue("releasedClientErrors", IdempotencyFilter.DEFAULT_RELEASED_CLIENT_ERRORS);
 		});
+	}
+
+	@Test
+	void aRetentionNotLongerThanTheLeaseFailsStartup() {
+		validated().withPropertyValues("idempotency.web.lease=2h", "idempotency.web.retention=1h")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining(
+						"idempotency.web.retention (PT1H) must be longer than idempotency.web.lease (PT2H)"));
+	}
+
+	@Test
+	void aRetentionShorterThanAProviderKeyTtlFailsStartupNamingTheLongestTtl() {
+		validated()
+			.withPropertyValues("idempotency.outbound.providers.payments.key-ttl=24h",
+					"idempotency.outbound.providers.bank.key-ttl=7d", "idempotency.web.retention=2d")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.web.retention (PT48H) must be at least "
+						+ "idempotency.outbound.providers.bank.key-ttl (PT168H)"));
+	}
+
+	@Test
+	void theDefaultRetentionIsCheckedAgainstProviderKeyTtlsToo() {
+		validated().withPropertyValues("idempotency.outbound.providers.payments.key-ttl=48h")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.web.retention (PT24H) must be at least "
+						+ "idempotency.outbound.providers.payments.key-ttl (PT48H)"));
+	}
+
+	@Test
+	void startsWhenTheRetentionCoversEveryKeyTtlAndTheLease() {
+		validated()
+			.withPropertyValues("idempotency.outbound.providers.payments.key-ttl=24h",
+					"idempotency.outbound.providers.bank.key-ttl=7d", "idempotency.web.retention=7d")
+			.run((context) -> assertThat(context).hasNotFailed());
+		validated().run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	private WebApplicationContextRunner validated() {
+		return this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withPropertyValues("idempotency.cleanup.enabled=false");
 	}
 
 	@Test

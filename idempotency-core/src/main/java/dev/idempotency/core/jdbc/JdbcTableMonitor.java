@@ -168,7 +168,7 @@ public final class JdbcTableMonitor {
 		if (((Number) size.get("relations")).longValue() == 0) {
 			throw new IllegalStateException("Table " + probe.table() + " does not exist");
 		}
-		Duration age = oldestAge(probe.table(), probe.timestampColumn(), null);
+		Duration age = oldestAge(probe.table(), probe.timestampColumn(), probe.condition());
 		Duration overdue = (age != null && age.compareTo(probe.retention()) > 0) ? age.minus(probe.retention())
 				: Duration.ZERO;
 		return new TableStatistics(probe, ((Number) size.get("estimated_rows")).longValue(),

@@ -2,6 +2,8 @@ package dev.idempotency.core.jdbc;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.util.Assert;
 
 /**
@@ -18,18 +20,35 @@ import org.springframework.util.Assert;
  * @param timestampColumn an indexed timestamp column
  * @param retention how long after its timestamp a row is due for deletion; zero when the
  * column holds the expiry itself
+ * @param condition the SQL condition of the rows that cleanup deletes after their
+ * retention (such as published outbox rows), so that the oldest of them is read through
+ * the partial index that serves cleanup; {@code null} for every row. Configuration, never
+ * user input
  */
-public record TableProbe(String name, String table, String timestampColumn, Duration retention) {
+public record TableProbe(String name, String table, String timestampColumn, Duration retention,
+		@Nullable String condition) {
 
 	/**
 	 * Check the arguments.
 	 */
 	public TableProbe {
 		Assert.hasText(name, "name must not be empty");
+		Assert.isTrue(condition == null || !condition.isBlank(), "condition must not be blank");
 		TableNames.check(table);
 		TableNames.check(timestampColumn);
 		Assert.isTrue(timestampColumn.indexOf('.') < 0, "timestampColumn must be a column name");
 		Assert.isTrue(retention != null && !retention.isNegative(), "retention must not be negative");
+	}
+
+	/**
+	 * Create a probe over every row of the table.
+	 * @param name a readable name for metrics and health
+	 * @param table the table name, optionally schema-qualified
+	 * @param timestampColumn an indexed timestamp column
+	 * @param retention how long after its timestamp a row is due for deletion
+	 */
+	public TableProbe(String name, String table, String timestampColumn, Duration retention) {
+		this(name, table, timestampColumn, retention, null);
 	}
 
 	/**

@@ -172,6 +172,19 @@ class IdempotencyTableMetricsTests {
 		assertThat(monitor.snapshot().readAt()).isNotNull();
 	}
 
+	@Test
+	void aConditionLimitsTheOldestRowToTheRowsThatCleanupDeletes() {
+		jdbc.update("INSERT INTO backlog_rows VALUES (1, 'DEAD', now() - interval '30 days'),"
+				+ " (2, 'PUBLISHED', now() - interval '3 days'), (3, 'PUBLISHED', now())");
+		JdbcTableMonitor monitor = new JdbcTableMonitor(jdbc, List.of(new TableProbe("conditioned", "backlog_rows",
+				"created_at", Duration.ofDays(1), "status = 'PUBLISHED'")), List.of(), Duration.ZERO);
+		new IdempotencyTableMetrics(monitor).bindTo(this.registry);
+		assertThat(gauge(IdempotencyTableMetrics.TABLE_OLDEST_AGE, "conditioned"))
+			.isCloseTo(Duration.ofDays(3).toSeconds(), within(60.0));
+		assertThat(gauge(IdempotencyTableMetrics.TABLE_OVERDUE, "conditioned"))
+			.isCloseTo(Duration.ofDays(2).toSeconds(), within(60.0));
+	}
+
 	private void bind(Duration refreshInterval) {
 		JdbcTableMonitor monitor = new JdbcTableMonitor(jdbc, List.of(TableProbe.idempotencyKeys("idempotency_key"),
 				TableProbe.processedEvents("processed_event", Duration.ofDays(7))), List.of(), refreshInterval);

@@ -8,6 +8,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
+import dev.idempotency.outbound.OutboundCalls;
+import dev.idempotency.outbound.OutboundOperation;
+import dev.idempotency.outbound.ProviderKeyExpiredException;
+import dev.idempotency.outbound.ProviderStatusCheck;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
 import org.jspecify.annotations.Nullable;
@@ -19,9 +23,16 @@ import org.springframework.util.Assert;
  * request at a time, in order per key; after a failure the later messages of that key
  * wait for the next attempt.
  * <p>
- * Give it the provider's idempotency key retention as the maximum age: past it a retry
- * could be performed twice, so the relay stops, marks the row DEAD and leaves it for
- * manual review (ask the provider for the operation's status before re-driving it).
+ * Created with {@link OutboundCalls} and a provider name, each send is an attempt of an
+ * {@link OutboundOperation} keyed by the row's idempotency key and started at the row's
+ * creation, counting the row's earlier attempts: the provider's key TTL and status-first
+ * policy apply as to any outbound call. A send past the key TTL is refused before it
+ * reaches the provider ({@link ProviderKeyExpiredException}), and the relay marks the row
+ * DEAD at once for manual review (ask the provider for the operation's status before
+ * re-driving it).
+ * <p>
+ * Without {@link OutboundCalls}, give it the provider's idempotency key retention as the
+ * maximum age, with the same effect.
  */
 public final class HttpOutboxDestination implements OutboxDestination {
 
@@ -30,6 +41,12 @@ public final class HttpOutboxDestination implements OutboxDestination {
 	private final OutboxHttpSender sender;
 
 	private final @Nullable Duration maxAge;
+
+	private final @Nullable OutboundCalls calls;
+
+	private final @Nullable String provider;
+
+	private final @Nullable ProviderStatusCheck<@Nullable Object> statusCheck;
 
 	/**
 	 * Create a destination.
@@ -44,6 +61,48 @@ public final class HttpOutboxDestination implements OutboxDestination {
 		this.destinations = destinations;
 		this.sender = sender;
 		this.maxAge = maxAge;
+		this.calls = null;
+		this.provider = null;
+		this.statusCheck = null;
+	}
+
+	/**
+	 * Create a destination whose sends are attempts of outbound operations, under the
+	 * provider's policy.
+	 * @param destinations the destination names this provider serves
+	 * @param sender the sender
+	 * @param calls the outbound calls that hold the provider's policy
+	 * @param provider the provider's name in {@code calls}
+	 * @param statusCheck asks the provider what became of an earlier attempt before a
+	 * re-send (required for a status-first provider), or {@code null}; a row the provider
+	 * reports done is published without being sent again
+	 */
+	@SuppressWarnings("unchecked")
+	public HttpOutboxDestination(Predicate<String> destinations, OutboxHttpSender sender, OutboundCalls calls,
+			String provider, @Nullable ProviderStatusCheck<?> statusCheck) {
+		Assert.notNull(destinations, "destinations must not be null");
+		Assert.notNull(sender, "sender must not be null");
+		Assert.notNull(calls, "calls must not be null");
+		Assert.hasText(provider, "provider must not be empty");
+		this.destinations = destinations;
+		this.sender = sender;
+		this.maxAge = null;
+		this.calls = calls;
+		this.provider = provider;
+		// The result of a send is not used: only "done" or "not done" matters.
+		this.statusCheck = (ProviderStatusCheck<@Nullable Object>) statusCheck;
+	}
+
+	/**
+	 * Create a destination serving one destination name, whose sends are attempts of
+	 * outbound operations under the provider's policy.
+	 * @param destination the destination name
+	 * @param sender the sender
+	 * @param calls the outbound calls that hold the provider's policy
+	 * @param provider the provider's name in {@code calls}
+	 */
+	public HttpOutboxDestination(String destination, OutboxHttpSender sender, OutboundCalls calls, String provider) {
+		this(destination::equals, sender, calls, provider, null);
 	}
 
 	/**
@@ -67,6 +126,11 @@ public final class HttpOutboxDestination implements OutboxDestination {
 	}
 
 	@Override
+	public boolean isPermanent(Throwable failure) {
+		return failure instanceof ProviderKeyExpiredException;
+	}
+
+	@Override
 	public Map<Long, Throwable> deliver(List<OutboxMessage> messages) throws InterruptedException {
 		Map<Long, Throwable> failures = new HashMap<>();
 		Set<String> failedKeys = new HashSet<>();
@@ -80,7 +144,7 @@ public final class HttpOutboxDestination implements OutboxDestination {
 				continue;
 			}
 			try {
-				this.sender.send(message);
+				send(message);
 			}
 			catch (InterruptedException ex) {
 				throw ex;
@@ -93,6 +157,20 @@ public final class HttpOutboxDestination implements OutboxDestination {
 			}
 		}
 		return failures;
+	}
+
+	private void send(OutboxMessage message) throws Exception {
+		OutboundCalls calls = this.calls;
+		if (calls == null || this.provider == null) {
+			this.sender.send(message);
+			return;
+		}
+		OutboundOperation operation = OutboundOperation.of(this.provider, message.idempotencyKey(), message.createdAt())
+			.withPreviousAttempts(message.attempts());
+		calls.call(operation, this.statusCheck, () -> {
+			this.sender.send(message);
+			return null;
+		});
 	}
 
 }

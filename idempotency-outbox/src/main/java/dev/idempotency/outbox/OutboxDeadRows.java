@@ -1,0 +1,162 @@
+package dev.idempotency.outbox;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.TableNames;
+import dev.idempotency.core.jdbc.TableProbe;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.util.Assert;
+
+/**
+ * The rows of an outbox table that the relay gave up on ({@code DEAD}), for manual
+ * review: list them without their payload, and re-drive them, which makes them
+ * {@code PENDING} again with no attempts and due at once. Also the probes that let the
+ * table monitor measure the outbox: its size, the unpublished backlog (its lag) and the
+ * dead rows.
+ * <p>
+ * A re-driven row goes through the relay's rules again: a row that died of its maximum
+ * age, or of a provider key TTL, dies again at its next attempt.
+ */
+public final class OutboxDeadRows {
+
+	/** The name of the probe of unpublished rows. */
+	public static final String UNPUBLISHED = "outbox-unpublished";
+
+	/** The name of the probe of dead rows. */
+	public static final String DEAD = "outbox-dead";
+
+	private static final Log logger = LogFactory.getLog(OutboxDeadRows.class);
+
+	private static final String DEAD_CONDITION = "status = 'DEAD'";
+
+	private final JdbcOperations jdbc;
+
+	private final String table;
+
+	private final String list;
+
+	private final String redrive;
+
+	private final String redriveAll;
+
+	/**
+	 * Create an accessor of the dead rows of an outbox table.
+	 * @param jdbc JDBC access to the outbox's database
+	 * @param table the outbox table, optionally schema-qualified
+	 */
+	public OutboxDeadRows(JdbcOperations jdbc, String table) {
+		Assert.notNull(jdbc, "jdbc must not be null");
+		this.jdbc = jdbc;
+		this.table = TableNames.check(table);
+		this.list = """
+				SELECT id, destination, message_key, event_id, idempotency_key, attempts, last_error, created_at
+				FROM %s WHERE status = 'DEAD' ORDER BY id LIMIT ?
+				""".formatted(this.table);
+		String redrive = """
+				UPDATE %s
+				SET status = 'PENDING', attempts = 0, available_at = now(), locked_by = NULL, locked_until = NULL
+				WHERE status = 'DEAD'
+				""".formatted(this.table);
+		this.redrive = redrive + " AND id = ?";
+		this.redriveAll = redrive;
+	}
+
+	/**
+	 * List the dead rows, oldest first, without their payload and headers.
+	 * @param limit the most rows to return
+	 * @return the rows
+	 */
+	public List<DeadRow> list(int limit) {
+		Assert.isTrue(limit > 0, "limit must be positive");
+		return this.jdbc.query(this.list,
+				(rs, row) -> new DeadRow(rs.getLong("id"), rs.getString("destination"), rs.getString("message_key"),
+						rs.getString("event_id"), rs.getString("idempotency_key"), rs.getInt("attempts"),
+						rs.getString("last_error"), rs.getTimestamp("created_at").toInstant()),
+				limit);
+	}
+
+	/**
+	 * Make one dead row {@code PENDING} again, with no attempts, due at once.
+	 * @param id the row id
+	 * @return whether a dead row with that id was re-driven
+	 */
+	public boolean redrive(long id) {
+		boolean redriven = this.jdbc.update(this.redrive, id) == 1;
+		if (redriven) {
+			logger.info("Outbox row " + id + " of " + this.table + " re-driven from DEAD to PENDING");
+		}
+		return redriven;
+	}
+
+	/**
+	 * Make every dead row {@code PENDING} again, with no attempts, due at once.
+	 * @return how many rows were re-driven
+	 */
+	public int redriveAll() {
+		int redriven = this.jdbc.update(this.redriveAll);
+		if (redriven > 0) {
+			logger.info(redriven + " outbox rows of " + this.table + " re-driven from DEAD to PENDING");
+		}
+		return redriven;
+	}
+
+	/**
+	 * The probe of the outbox table's size and of its oldest published row, which cleanup
+	 * deletes after the retention.
+	 * @param table the outbox table
+	 * @param retention how long published rows are kept
+	 * @return the probe
+	 */
+	public static TableProbe tableProbe(String table, Duration retention) {
+		return new TableProbe("outbox", table, "published_at", retention, "status = 'PUBLISHED'");
+	}
+
+	/**
+	 * The probe of the rows not yet published: how many, and the age of the oldest, which
+	 * is the lag of the outbox.
+	 * @param table the outbox table
+	 * @param maxAge the greatest healthy lag, or {@code null} for none
+	 * @return the probe
+	 */
+	public static BacklogProbe unpublishedProbe(String table, @Nullable Duration maxAge) {
+		BacklogProbe probe = BacklogProbe.of(UNPUBLISHED, table, "created_at", "status IN ('PENDING', 'PUBLISHING')");
+		return (maxAge != null) ? probe.withMaxAge(maxAge) : probe;
+	}
+
+	/**
+	 * The probe of the dead rows.
+	 * @param table the outbox table
+	 * @param maxRows the most dead rows that are healthy ({@code 0}: none at all), or
+	 * {@code -1} for no limit
+	 * @return the probe
+	 */
+	public static BacklogProbe deadProbe(String table, long maxRows) {
+		BacklogProbe probe = BacklogProbe.of(DEAD, table, "created_at", DEAD_CONDITION);
+		return (maxRows >= 0) ? probe.withMaxRows(maxRows) : probe;
+	}
+
+	/**
+	 * A dead row, without its payload and headers.
+	 *
+	 * @param id the row id
+	 * @param destination the destination
+	 * @param messageKey the message key, or {@code null}
+	 * @param eventId the event id
+	 * @param idempotencyKey the idempotency key sent with it
+	 * @param attempts the failed attempts
+	 * @param lastError the last error, or {@code null}
+	 * @param createdAt when the row was appended
+	 */
+	public record DeadRow(long id, String destination, @Nullable String messageKey, String eventId,
+			String idempotencyKey, int attempts, @Nullable String lastError, Instant createdAt) {
+
+	}
+
+}
