@@ -1,11 +1,9 @@
 package dev.idempotency.samples.payments;
 
-import java.time.Duration;
-
 import dev.idempotency.outbox.http.HttpOutboxDestination;
 import dev.idempotency.outbox.http.RestClientOutboxSender;
+import dev.idempotency.outbound.OutboundCalls;
 
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
@@ -31,16 +29,17 @@ public class PaymentsApplication {
 
 	/**
 	 * Delivers payment requests from the outbox to the provider over HTTP, with the row's
-	 * idempotency key as {@code Idempotency-Key}. Past the provider's key lifetime a row
-	 * is not sent again but left DEAD for manual review.
+	 * idempotency key as {@code Idempotency-Key}, under the provider's policy
+	 * ({@code idempotency.outbound.providers.payment-provider.*}): past its key lifetime
+	 * a row is not sent again but left DEAD for manual review.
 	 */
 	@Bean
 	HttpOutboxDestination paymentProvider(RestClient.Builder restClient, Environment environment,
-			@Value("${payments.provider.key-ttl}") Duration keyTtl) {
+			OutboundCalls outboundCalls) {
 		RestClientOutboxSender sender = new RestClientOutboxSender(restClient.build(), HttpMethod.POST,
 				(message) -> environment.getProperty("payments.provider.url",
 						"http://localhost:" + environment.getProperty("local.server.port") + "/provider/charges"));
-		return new HttpOutboxDestination(PROVIDER, sender, keyTtl);
+		return new HttpOutboxDestination(PROVIDER, sender, outboundCalls, PROVIDER);
 	}
 
 }
