@@ -27,14 +27,14 @@ final class OutboxStatements {
 	final String reap;
 
 	OutboxStatements(String table) {
-		this.insert = format("""
+		this.insert = TableNames.render("""
 				INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
 				                     idempotency_key, status, attempts, available_at, created_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, now(), now())
 				""", table);
 		// A loose index scan: one index probe per distinct key with unpublished rows,
 		// starting after a cursor so that every key gets its turn.
-		this.visitKeys = format("""
+		this.visitKeys = TableNames.render("""
 				WITH RECURSIVE keys AS (
 				    (SELECT destination, message_key FROM %TABLE%
 				     WHERE status <> 'PUBLISHED' AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
@@ -57,7 +57,7 @@ final class OutboxStatements {
 		// due. Runs are interleaved by position, so that one long key cannot crowd the
 		// others out of a batch, and cut to the batch size, which keeps every run a
 		// prefix.
-		this.claim = format("""
+		this.claim = TableNames.render("""
 				WITH firsts AS (
 				    SELECT f.id FROM unnest(?::text[], ?::text[]) AS v (destination, message_key)
 				    CROSS JOIN LATERAL (
@@ -104,12 +104,12 @@ final class OutboxStatements {
 				          t.idempotency_key, t.attempts, t.created_at,
 				          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
 				""", table);
-		this.published = format("""
+		this.published = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
 				WHERE id = ANY (?) AND locked_by = ? AND status = ?
 				""", table);
-		this.failed = format("""
+		this.failed = TableNames.render("""
 				UPDATE %TABLE% t
 				SET status = CASE WHEN f.dead THEN 'DEAD' ELSE 'PENDING' END, attempts = t.attempts + 1,
 				    available_at = now() + f.delay_millis * interval '1 millisecond', last_error = f.error,
@@ -117,12 +117,12 @@ final class OutboxStatements {
 				FROM unnest(?::bigint[], ?::boolean[], ?::bigint[], ?::text[]) AS f (id, dead, delay_millis, error)
 				WHERE t.id = f.id AND t.locked_by = ? AND t.status = ?
 				""", table);
-		this.handBack = format("""
+		this.handBack = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PENDING', locked_by = NULL, locked_until = NULL
 				WHERE id = ANY (?) AND locked_by = ? AND status = ?
 				""", table);
-		this.reap = format("""
+		this.reap = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PENDING', locked_by = NULL, locked_until = NULL
 				WHERE id IN (SELECT id FROM %TABLE%
@@ -131,10 +131,6 @@ final class OutboxStatements {
 				             FOR UPDATE SKIP LOCKED)
 				  AND status = 'PUBLISHING' AND locked_until < now()
 				""", table);
-	}
-
-	private static String format(String sql, String table) {
-		return sql.replace("%TABLE%", TableNames.check(table));
 	}
 
 }

@@ -24,38 +24,38 @@ final class PostgresDialect {
 		final String release;
 
 		KeyStatements(String table) {
-			this.claim = format("""
+			this.claim = TableNames.render("""
 					INSERT INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
 					                     created_at, expires_at)
 					VALUES (?, ?, ?, 'IN_PROGRESS', ?, now() + ? * interval '1 millisecond',
 					        now(), now() + ? * interval '1 millisecond')
 					ON CONFLICT (scope, idempotency_key) DO NOTHING
 					""", table);
-			this.find = format("""
+			this.find = TableNames.render("""
 					SELECT scope, idempotency_key, request_hash, status, http_status, response_headers,
 					       response_body, locked_until, created_at, completed_at, expires_at,
 					       now() AS read_at, expires_at <= now() AS expired
 					FROM %TABLE%
 					WHERE scope = ? AND idempotency_key = ?
 					""", table);
-			this.deleteExpired = format("""
+			this.deleteExpired = TableNames.render("""
 					DELETE FROM %TABLE%
 					WHERE scope = ? AND idempotency_key = ? AND expires_at <= now()
 					""", table);
-			this.takeOver = format("""
+			this.takeOver = TableNames.render("""
 					UPDATE %TABLE%
 					SET owner = ?, locked_until = now() + ? * interval '1 millisecond'
 					WHERE scope = ? AND idempotency_key = ? AND status = 'IN_PROGRESS'
 					  AND locked_until <= now() AND expires_at > now()
 					""", table);
-			this.complete = format("""
+			this.complete = TableNames.render("""
 					UPDATE %TABLE%
 					SET status = 'DONE', http_status = ?, response_headers = ?, response_body = ?,
 					    owner = NULL, locked_until = NULL, completed_at = now(),
 					    expires_at = now() + ? * interval '1 millisecond'
 					WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
 					""", table);
-			this.release = format("""
+			this.release = TableNames.render("""
 					DELETE FROM %TABLE%
 					WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
 					""", table);
@@ -72,18 +72,18 @@ final class PostgresDialect {
 		final String exists;
 
 		EventStatements(String table) {
-			this.mark = format("""
+			this.mark = TableNames.render("""
 					INSERT INTO %TABLE% (consumer_group, event_id, processed_at)
 					VALUES (?, ?, now())
 					ON CONFLICT (consumer_group, event_id) DO NOTHING
 					""", table);
-			this.markAll = format("""
+			this.markAll = TableNames.render("""
 					INSERT INTO %TABLE% (consumer_group, event_id, processed_at)
 					SELECT ?, event_id, now() FROM unnest(?::text[]) AS ids (event_id)
 					ON CONFLICT (consumer_group, event_id) DO NOTHING
 					RETURNING event_id
 					""", table);
-			this.exists = format("""
+			this.exists = TableNames.render("""
 					SELECT EXISTS (SELECT 1 FROM %TABLE% WHERE consumer_group = ? AND event_id = ?)
 					""", table);
 		}
@@ -95,15 +95,11 @@ final class PostgresDialect {
 	 * several instances clean the same table without waiting on each other.
 	 */
 	static String deleteBatch(String table, String condition) {
-		return format("""
+		return TableNames.render("""
 				DELETE FROM %TABLE%
 				WHERE ctid = ANY (ARRAY(
 				    SELECT ctid FROM %TABLE% WHERE %CONDITION% LIMIT ? FOR UPDATE SKIP LOCKED))
 				""", table).replace("%CONDITION%", condition);
-	}
-
-	private static String format(String sql, String table) {
-		return sql.replace("%TABLE%", TableNames.check(table));
 	}
 
 }

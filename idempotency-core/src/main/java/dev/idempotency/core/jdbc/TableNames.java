@@ -30,6 +30,17 @@ public final class TableNames {
 	}
 
 	/**
+	 * Put a checked table name into SQL text at each {@code %TABLE%}: table names are the
+	 * one part of a statement that cannot be a parameter.
+	 * @param sql the SQL text
+	 * @param table the table name, optionally schema-qualified
+	 * @return the SQL with the table name in place
+	 */
+	public static String render(String sql, String table) {
+		return sql.replace("%TABLE%", check(table));
+	}
+
+	/**
 	 * Return the table name without its schema, to name indexes and constraints.
 	 * @param name the table name
 	 * @return the unqualified name
