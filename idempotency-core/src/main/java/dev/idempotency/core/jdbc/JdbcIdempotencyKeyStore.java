@@ -87,7 +87,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	public Optional<String> takeOver(String scope, String key, Duration lease) {
 		Assert.isTrue(lease != null && lease.toMillis() > 0, "lease must be positive");
 		String owner = UUID.randomUUID().toString();
-		int updated = this.jdbc.update(this.sql.takeOver, owner, lease.toMillis(), scope, key);
+		int updated = this.jdbc.update(this.sql.takeOver, owner, lease.toMillis(), lease.toMillis(), scope, key);
 		return (updated == 1) ? Optional.of(owner) : Optional.empty();
 	}
 
