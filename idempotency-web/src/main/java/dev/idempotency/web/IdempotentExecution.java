@@ -1,0 +1,380 @@
+package dev.idempotency.web;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.KeyClaim;
+import dev.idempotency.core.StoredResponse;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.web.servlet.DispatcherServlet;
+
+/**
+ * One request under {@code @Idempotent}, from its claim to its answer: claim the key (or
+ * settle with the record that holds it), run the handler in the business transaction,
+ * complete the key with the response in that transaction, and release the response only
+ * after the commit. A failed request gives its claim back.
+ */
+final class IdempotentExecution {
+
+	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
+
+	private final Settings settings;
+
+	private final IdempotentEndpoint endpoint;
+
+	private final String scope;
+
+	private final String key;
+
+	private final String fingerprint;
+
+	private final HttpServletRequest request;
+
+	private final HttpServletResponse response;
+
+	private final ClaimMode mode;
+
+	private final Duration lease;
+
+	private final Duration retention;
+
+	private final String keyHash;
+
+	IdempotentExecution(Settings settings, IdempotentEndpoint endpoint, String scope, String key, String fingerprint,
+			HttpServletRequest request, HttpServletResponse response) {
+		this.settings = settings;
+		this.endpoint = endpoint;
+		this.scope = scope;
+		this.key = key;
+		this.fingerprint = fingerprint;
+		this.request = request;
+		this.response = response;
+		this.mode = settings.mode(endpoint);
+		this.lease = settings.lease(endpoint);
+		this.retention = settings.retention(endpoint);
+		this.keyHash = hash(scope, key);
+	}
+
+	void run(HttpServletRequest target, FilterChain chain) throws ServletException, IOException {
+		if (this.mode == ClaimMode.TWO_PHASE) {
+			runTwoPhase(target, chain);
+		}
+		else {
+			runSingleTransaction(target, chain);
+		}
+	}
+
+	private void runTwoPhase(HttpServletRequest target, FilterChain chain) throws ServletException, IOException {
+		ClaimResult result = transactions().outside(this::timedClaim);
+		String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
+				: settle(((ClaimResult.Existing) result).record());
+		if (owner == null) {
+			return;
+		}
+		TransactionStatus transaction = transactions().begin(transactionName());
+		try {
+			execute(transaction, owner, target, chain);
+		}
+		finally {
+			if (!transaction.isCompleted()) {
+				transactions().rollback(transaction);
+				release(owner);
+			}
+		}
+	}
+
+	private void runSingleTransaction(HttpServletRequest target, FilterChain chain)
+			throws ServletException, IOException {
+		TransactionStatus transaction = transactions().begin(transactionName());
+		try {
+			String owner = claimInTransaction();
+			if (owner != null) {
+				execute(transaction, owner, target, chain);
+			}
+		}
+		finally {
+			if (!transaction.isCompleted()) {
+				transactions().rollback(transaction);
+			}
+		}
+	}
+
+	private @Nullable String claimInTransaction() throws IOException {
+		JdbcOperations jdbc = this.settings.jdbc();
+		jdbc.execute("SET LOCAL lock_timeout = " + this.settings.lockTimeout().toMillis());
+		ClaimResult result;
+		try {
+			result = timedClaim();
+		}
+		catch (RuntimeException ex) {
+			if (!isLockTimeout(ex)) {
+				throw ex;
+			}
+			log.debug("Key " + this.keyHash + " still held after the lock timeout");
+			responses().keyInUse(this.request, this.response, Duration.ofSeconds(1), this.keyHash);
+			return null;
+		}
+		jdbc.execute("SET LOCAL lock_timeout TO DEFAULT");
+		return (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
+				: settle(((ClaimResult.Existing) result).record());
+	}
+
+	/**
+	 * Answer a request whose key already has a record, or take an abandoned claim over.
+	 * @return the owner token after a take-over; {@code null} when answered
+	 */
+	private @Nullable String settle(IdempotencyRecord record) throws IOException {
+		if (!record.matches(this.fingerprint)) {
+			responses().keyReused(this.request, this.response, this.keyHash);
+			return null;
+		}
+		if (record.status() == IdempotencyRecord.Status.DONE) {
+			responses().replay(record, this.request, this.response, this.keyHash);
+			return null;
+		}
+		if (!record.isLeaseExpired()) {
+			responses().keyInUse(this.request, this.response, record.remainingLease(), this.keyHash);
+			return null;
+		}
+		if (this.settings.abandonedClaimPolicy(this.endpoint) == AbandonedClaimPolicy.REFUSE) {
+			responses().abandoned(this.request, this.response, this.keyHash);
+			return null;
+		}
+		Optional<String> owner = inClaimTransaction(() -> store().takeOver(this.scope, this.key, this.lease));
+		if (owner.isPresent()) {
+			log.info("Key " + this.keyHash + " was abandoned by the request that claimed it; taking it over");
+			return owner.get();
+		}
+		Optional<IdempotencyRecord> now = inClaimTransaction(() -> store().find(this.scope, this.key));
+		if (now.isPresent() && now.get().status() == IdempotencyRecord.Status.DONE
+				&& now.get().matches(this.fingerprint)) {
+			responses().replay(now.get(), this.request, this.response, this.keyHash);
+		}
+		else {
+			responses().keyInUse(this.request, this.response, Duration.ofSeconds(1), this.keyHash);
+		}
+		return null;
+	}
+
+	private void execute(TransactionStatus transaction, String owner, HttpServletRequest target, FilterChain chain)
+			throws ServletException, IOException {
+		BufferedResponse buffered = new BufferedResponse(this.response);
+		this.settings.metrics().executed(IdempotencyMetrics.WEB);
+		try {
+			chain.doFilter(target, buffered);
+			if (target.isAsyncStarted()) {
+				throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
+						+ " started asynchronous processing, which cannot be held until the commit");
+			}
+		}
+		catch (ServletException | IOException | RuntimeException | Error ex) {
+			if (!this.response.isCommitted()) {
+				this.response.reset();
+			}
+			throw ex;
+		}
+		int status = buffered.getStatus();
+		if (status >= 500 || this.settings.releasedClientErrors().contains(status)) {
+			transactions().rollback(transaction);
+			release(owner);
+			log.debug("Key " + this.keyHash + " released after status " + status);
+			buffered.release();
+			return;
+		}
+		if (buffered.getErrorStatus() != null) {
+			buffered.renderError(Problems.CONTENT_TYPE,
+					Problems.body(this.request, status, null, Problems.title(status), null));
+		}
+		StoredResponse stored = capture(buffered, status);
+		// An exception resolved into a response (by @ExceptionHandler or a
+		// HandlerExceptionResolver) means the handler failed: its work is rolled
+		// back and only the decided outcome is kept.
+		boolean handlerFailed = target.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE) != null;
+		if (handlerFailed || transaction.isRollbackOnly()) {
+			transactions().rollback(transaction);
+			if (handlerFailed || status >= 400) {
+				storeAfterRollback(owner, stored);
+				buffered.release();
+			}
+			else {
+				release(owner);
+				responses().commitFailed(this.request, this.response, null, this.keyHash);
+			}
+			return;
+		}
+		if (!store().complete(this.scope, this.key, owner, stored, this.retention)) {
+			transactions().rollback(transaction);
+			responses().claimLost(this.request, this.response, this.keyHash);
+			return;
+		}
+		try {
+			transactions().commit(transaction);
+		}
+		catch (RuntimeException ex) {
+			release(owner);
+			responses().commitFailed(this.request, this.response, ex, this.keyHash);
+			return;
+		}
+		buffered.release();
+	}
+
+	private StoredResponse capture(BufferedResponse buffered, int status) {
+		byte[] body = buffered.getBody();
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		String contentType = buffered.getContentType();
+		if (contentType != null) {
+			headers.put(HttpHeaders.CONTENT_TYPE, List.of(contentType));
+		}
+		for (String name : this.settings.replayedHeaders()) {
+			Collection<String> values = buffered.getHeaders(name);
+			if (values != null && !values.isEmpty()) {
+				headers.put(name, List.copyOf(values));
+			}
+		}
+		if (body.length > this.settings.maxStoredBodySize()) {
+			headers.put(ProtocolResponses.BODY_OMITTED_HEADER, List.of(Integer.toString(body.length)));
+			body = new byte[0];
+		}
+		return new StoredResponse(status, headers, body);
+	}
+
+	private void storeAfterRollback(String owner, StoredResponse stored) {
+		try {
+			if (this.mode == ClaimMode.TWO_PHASE) {
+				transactions().outside(() -> store().complete(this.scope, this.key, owner, stored, this.retention));
+			}
+			else {
+				transactions().inNewTransaction(transactionName(), () -> {
+					if (store().claim(claim()) instanceof ClaimResult.Claimed claimed) {
+						store().complete(this.scope, this.key, claimed.owner(), stored, this.retention);
+					}
+				});
+			}
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not store the client error of key " + this.keyHash + "; a retry will run again", ex);
+		}
+	}
+
+	private void release(String owner) {
+		if (this.mode != ClaimMode.TWO_PHASE) {
+			// The claim was part of the rolled-back transaction.
+			return;
+		}
+		try {
+			transactions().outside(() -> store().release(this.scope, this.key, owner));
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not release key " + this.keyHash + "; a retry can run once its lease expires", ex);
+		}
+	}
+
+	private ClaimResult timedClaim() {
+		return this.settings.metrics()
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(claim()));
+	}
+
+	private KeyClaim claim() {
+		return new KeyClaim(this.scope, this.key, this.fingerprint, this.lease, this.retention);
+	}
+
+	private <T> T inClaimTransaction(Supplier<T> action) {
+		return (this.mode == ClaimMode.TWO_PHASE) ? transactions().outside(action) : action.get();
+	}
+
+	private String transactionName() {
+		return "@Idempotent " + this.endpoint.name();
+	}
+
+	private IdempotencyKeyStore store() {
+		return this.settings.store();
+	}
+
+	private StoreTransactions transactions() {
+		return this.settings.transactions();
+	}
+
+	private ProtocolResponses responses() {
+		return this.settings.responses();
+	}
+
+	/**
+	 * What the logs name a key by: the start of a hash, never the key itself.
+	 */
+	static String hash(String scope, String key) {
+		MessageDigest sha256;
+		try {
+			sha256 = MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+		sha256.update(scope.getBytes(StandardCharsets.UTF_8));
+		sha256.update((byte) 0);
+		sha256.update(key.getBytes(StandardCharsets.UTF_8));
+		return HexFormat.of().formatHex(sha256.digest(), 0, 8);
+	}
+
+	private static boolean isLockTimeout(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sqlException && "55P03".equals(sqlException.getSQLState())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * What all requests of one filter share: where keys live, the transactions they run
+	 * in, the defaults of the handlers that do not choose, and what is kept of a
+	 * response.
+	 */
+	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, JdbcOperations jdbc,
+			IdempotencyMetrics metrics, ProtocolResponses responses, ClaimMode defaultMode, Duration defaultLease,
+			Duration defaultRetention, Duration lockTimeout, AbandonedClaimPolicy defaultAbandonedClaimPolicy,
+			long maxStoredBodySize, List<String> replayedHeaders, Collection<Integer> releasedClientErrors) {
+
+		ClaimMode mode(IdempotentEndpoint endpoint) {
+			return (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;
+		}
+
+		Duration lease(IdempotentEndpoint endpoint) {
+			return (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
+		}
+
+		Duration retention(IdempotentEndpoint endpoint) {
+			return (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
+		}
+
+		AbandonedClaimPolicy abandonedClaimPolicy(IdempotentEndpoint endpoint) {
+			return (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy;
+		}
+
+	}
+
+}

@@ -1,0 +1,97 @@
+package dev.idempotency.web;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.TreeMap;
+
+import dev.idempotency.core.RequestFingerprint;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.Part;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.MediaType;
+
+/**
+ * Computes the fingerprint of an {@code @Idempotent} request from what identifies it:
+ * method, route, media type and body (see {@link RequestFingerprint}).
+ */
+final class RequestFingerprints {
+
+	private RequestFingerprints() {
+	}
+
+	/**
+	 * Whether the container parses the body of this request itself (forms and multipart),
+	 * so that the filter must not read it as a stream.
+	 */
+	static boolean isForm(@Nullable String contentType) {
+		if (contentType == null) {
+			return false;
+		}
+		String type = contentType.toLowerCase(Locale.ROOT);
+		return type.startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE) || type.startsWith("multipart/");
+	}
+
+	/**
+	 * Compute the fingerprint of a request.
+	 * @param request the request
+	 * @param pattern the pattern of the handler's mapping
+	 * @param endpoint the handler
+	 * @param body the body as read, or {@code null} for a form or multipart body that the
+	 * container parsed
+	 */
+	static String of(HttpServletRequest request, String pattern, IdempotentEndpoint endpoint, byte @Nullable [] body)
+			throws IOException, ServletException {
+		// The concrete path and query tell apart /orders/1/pay and /orders/2/pay, which
+		// share a pattern; the pattern tells apart handlers that share a path.
+		String query = request.getQueryString();
+		String route = pattern + " " + request.getRequestURI() + ((query != null) ? "?" + query : "");
+		byte[] content = (body != null) ? body : formBody(request);
+		return RequestFingerprint.of(request.getMethod(), route, request.getContentType(), content,
+				endpoint.fingerprintFields());
+	}
+
+	/**
+	 * The container parses form and multipart bodies itself (and Spring's
+	 * {@code FormContentFilter} those of PUT and PATCH), so the body stream cannot be
+	 * taken from it: the fingerprint covers the parsed parameters and parts instead.
+	 */
+	private static byte[] formBody(HttpServletRequest request) throws IOException, ServletException {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		new TreeMap<>(request.getParameterMap()).forEach((name, values) -> {
+			for (String value : values) {
+				out.writeBytes((encode(name) + "=" + encode(value) + "&").getBytes(StandardCharsets.US_ASCII));
+			}
+		});
+		String contentType = request.getContentType();
+		if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("multipart/")) {
+			List<Part> parts = new ArrayList<>(request.getParts());
+			parts.sort(Comparator.comparing(Part::getName));
+			for (Part part : parts) {
+				if (part.getSubmittedFileName() == null) {
+					continue;
+				}
+				out.writeBytes(("\n" + encode(part.getName()) + ";" + encode(part.getSubmittedFileName()) + ";"
+						+ part.getSize() + "\n")
+					.getBytes(StandardCharsets.US_ASCII));
+				try (InputStream in = part.getInputStream()) {
+					in.transferTo(out);
+				}
+			}
+		}
+		return out.toByteArray();
+	}
+
+	private static String encode(String value) {
+		return URLEncoder.encode(value, StandardCharsets.UTF_8);
+	}
+
+}
