@@ -2,6 +2,9 @@ package dev.idempotency.web;
 
 import java.util.function.Supplier;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
@@ -15,6 +18,8 @@ import org.springframework.util.Assert;
  * given back.
  */
 final class StoreTransactions {
+
+	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
 
 	private static final TransactionDefinition OUTSIDE = new DefaultTransactionDefinition(
 			TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
@@ -40,8 +45,20 @@ final class StoreTransactions {
 		this.transactionManager.commit(transaction);
 	}
 
+	/**
+	 * Roll back, and never fail: when the connection is lost (the database restarted, the
+	 * network broke) the rollback throws, but the database undoes the unfinished
+	 * transaction by itself, and whatever must happen after the rollback, such as giving
+	 * the claim back, must still happen.
+	 */
 	void rollback(TransactionStatus transaction) {
-		this.transactionManager.rollback(transaction);
+		try {
+			this.transactionManager.rollback(transaction);
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not roll back " + transaction.getTransactionName()
+					+ "; the database rolls back a transaction whose connection is lost", ex);
+		}
 	}
 
 	/**
