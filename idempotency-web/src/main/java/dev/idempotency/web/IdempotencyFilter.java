@@ -9,10 +9,13 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
+import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -27,6 +30,7 @@ import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.Assert;
 import org.springframework.util.StreamUtils;
@@ -76,9 +80,11 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private final IdempotencyKeyStore store;
 
-	private final @Nullable PlatformTransactionManager transactionManager;
+	private final @Nullable DataSource dataSource;
 
-	private final @Nullable JdbcOperations jdbc;
+	private @Nullable PlatformTransactionManager transactionManager;
+
+	private @Nullable String transactionManagerName;
 
 	private IdempotencyScopeResolver scopeResolver = IdempotencyScopeResolver.principalOrGlobal();
 
@@ -106,22 +112,38 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private volatile @Nullable IdempotentEndpoints endpoints;
 
+	private @Nullable StoreTransactions transactions;
+
+	private @Nullable JdbcOperations jdbc;
+
 	/**
 	 * Create a filter.
 	 * @param store where keys and responses are kept
-	 * @param transactionManager the transaction manager of the store's database, in which
-	 * the handlers run; when {@code null}, startup fails as soon as an
-	 * {@code @Idempotent} handler exists
-	 * @param jdbc JDBC access to the store's database, for the lock timeout of
-	 * single-transaction claims; when {@code null}, startup fails as soon as a handler
-	 * uses that mode
+	 * @param transactionManager the transaction manager of the store's
+	 * {@code DataSource}, in which the handlers run; when {@code null}, the one of the
+	 * application context that manages that {@code DataSource} (see
+	 * {@link #setTransactionManagerName})
+	 * @param dataSource the {@code DataSource} of the store; when {@code null}, that of a
+	 * {@link JdbcIdempotencyKeyStore}
 	 */
 	public IdempotencyFilter(IdempotencyKeyStore store, @Nullable PlatformTransactionManager transactionManager,
-			@Nullable JdbcOperations jdbc) {
+			@Nullable DataSource dataSource) {
 		Assert.notNull(store, "store must not be null");
 		this.store = store;
 		this.transactionManager = transactionManager;
-		this.jdbc = jdbc;
+		this.dataSource = dataSource;
+	}
+
+	/**
+	 * Set the name of the transaction manager bean that the handlers run in, when the
+	 * filter was given none and several transaction managers manage the store's
+	 * {@code DataSource}. By default, the only one that does (or the primary one among
+	 * them). Startup fails when the named one does not manage it.
+	 * @param transactionManagerName the bean name, or {@code null}
+	 */
+	public void setTransactionManagerName(@Nullable String transactionManagerName) {
+		this.transactionManagerName = transactionManagerName;
+		this.endpoints = null;
 	}
 
 	/**
@@ -286,12 +308,18 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			return;
 		}
 		IdempotentEndpoint first = endpoints.all().iterator().next();
-		if (this.transactionManager == null) {
+		DataSource keys = (this.dataSource != null) ? this.dataSource
+				: (this.store instanceof JdbcIdempotencyKeyStore jdbcStore) ? jdbcStore.getDataSource() : null;
+		if (keys == null) {
 			throw new IllegalStateException("@Idempotent handler " + first.name()
-					+ " needs a PlatformTransactionManager for the database of the idempotency keys, and there is"
-					+ " none (or more than one). Define a single PlatformTransactionManager bean (Spring Boot creates"
-					+ " one for a DataSource), or give one to the IdempotencyFilter.");
+					+ " must run in a transaction of the DataSource of the idempotency keys, and the filter cannot"
+					+ " tell which DataSource that is: give it to the IdempotencyFilter.");
 		}
+		PlatformTransactionManager transactionManager = StoreTransactions.find(this.transactionManager,
+				this.transactionManagerName, keys, this.applicationContext, first.name());
+		this.transactionManager = transactionManager;
+		this.transactions = new StoreTransactions(transactionManager, keys);
+		this.jdbc = new JdbcTemplate(keys);
 		for (IdempotentEndpoint endpoint : endpoints.all()) {
 			Duration lease = lease(endpoint);
 			Duration retention = retention(endpoint);
@@ -300,16 +328,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 						"@Idempotent handler " + endpoint.name() + " has a retention (" + retention
 								+ ") that is not longer than its lease (" + lease + "); make the retention longer.");
 			}
-			if (mode(endpoint) == ClaimMode.SINGLE_TRANSACTION && this.jdbc == null) {
-				throw new IllegalStateException("@Idempotent handler " + endpoint.name()
-						+ " uses single-transaction claims, which need JDBC access to the key store's database."
-						+ " Give a JdbcOperations to the IdempotencyFilter, or use two-phase claims.");
-			}
 		}
-	}
-
-	private ClaimMode mode(IdempotentEndpoint endpoint) {
-		return (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;
 	}
 
 	private Duration lease(IdempotentEndpoint endpoint) {
@@ -367,14 +386,14 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	}
 
 	private IdempotentExecution.Settings settings() {
-		PlatformTransactionManager transactionManager = this.transactionManager;
-		Assert.state(transactionManager != null, "No transaction manager");
+		StoreTransactions transactions = this.transactions;
 		JdbcOperations jdbc = this.jdbc;
-		Assert.state(jdbc != null, "No JdbcOperations");
-		return new IdempotentExecution.Settings(this.store, new StoreTransactions(transactionManager), jdbc,
-				this.metrics, new ProtocolResponses(this.metrics), this.defaultMode, this.defaultLease,
-				this.defaultRetention, this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize,
-				this.replayedHeaders, this.releasedClientErrors);
+		Assert.state(transactions != null && jdbc != null,
+				"No transactions: the @Idempotent handlers were not checked");
+		return new IdempotentExecution.Settings(this.store, transactions, jdbc, this.metrics,
+				new ProtocolResponses(this.metrics), this.defaultMode, this.defaultLease, this.defaultRetention,
+				this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize, this.replayedHeaders,
+				this.releasedClientErrors);
 	}
 
 }

@@ -9,6 +9,7 @@ import java.util.Set;
 import dev.idempotency.web.AbandonedClaimPolicy;
 import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.IdempotencyFilter;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -83,6 +84,13 @@ public class IdempotencyWebProperties {
 	 * Order of the filter in the servlet filter chain.
 	 */
 	private int filterOrder = DEFAULT_FILTER_ORDER;
+
+	/**
+	 * Name of the transaction manager bean that @Idempotent handlers run in. It must
+	 * manage the DataSource of the idempotency keys. By default, the only transaction
+	 * manager that does (or the primary one among several).
+	 */
+	private @Nullable String transactionManager;
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -162,6 +170,14 @@ public class IdempotencyWebProperties {
 
 	public void setFilterOrder(int filterOrder) {
 		this.filterOrder = filterOrder;
+	}
+
+	public @Nullable String getTransactionManager() {
+		return this.transactionManager;
+	}
+
+	public void setTransactionManager(@Nullable String transactionManager) {
+		this.transactionManager = transactionManager;
 	}
 
 }

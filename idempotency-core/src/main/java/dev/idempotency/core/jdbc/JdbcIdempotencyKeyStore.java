@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyRecord;
@@ -18,6 +20,7 @@ import dev.idempotency.core.StoredResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
 
 /**
@@ -57,6 +60,17 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		this.jdbc = jdbc;
 		this.sql = new PostgresDialect.KeyStatements(tableName);
+	}
+
+	/**
+	 * Return the {@link DataSource} the keys are kept in, when the store was given a
+	 * {@link JdbcAccessor} such as a {@link org.springframework.jdbc.core.JdbcTemplate}.
+	 * Work that must commit together with the keys runs in a transaction of this
+	 * {@code DataSource}.
+	 * @return the data source, or {@code null} when it cannot be told
+	 */
+	public @Nullable DataSource getDataSource() {
+		return (this.jdbc instanceof JdbcAccessor accessor) ? accessor.getDataSource() : null;
 	}
 
 	@Override
