@@ -11,6 +11,7 @@ import java.util.Set;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.FingerprintLimitExceededException;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.IdempotencyMetrics;
@@ -33,7 +34,6 @@ import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.Assert;
-import org.springframework.util.StreamUtils;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.HandlerMapping;
 
@@ -70,6 +70,15 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	/** The default largest stored response body, in bytes. */
 	public static final long DEFAULT_MAX_STORED_BODY_SIZE = 1024 * 1024;
 
+	/** The default largest request body read into memory, in bytes. */
+	public static final long DEFAULT_MAX_REQUEST_BODY_SIZE = 1024 * 1024;
+
+	/** The default largest response held in memory until the commit, in bytes. */
+	public static final long DEFAULT_MAX_RESPONSE_SIZE = 4 * 1024 * 1024;
+
+	/** The largest limit of a body held in memory: the largest byte array. */
+	private static final long MAX_BUFFER = Integer.MAX_VALUE - 8;
+
 	/**
 	 * The default client errors that are not final: the claim is released so that a retry
 	 * runs again.
@@ -101,6 +110,10 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	private AbandonedClaimPolicy defaultAbandonedClaimPolicy = AbandonedClaimPolicy.TAKE_OVER;
 
 	private long maxStoredBodySize = DEFAULT_MAX_STORED_BODY_SIZE;
+
+	private long maxRequestBodySize = DEFAULT_MAX_REQUEST_BODY_SIZE;
+
+	private long maxResponseSize = DEFAULT_MAX_RESPONSE_SIZE;
 
 	private List<String> replayedHeaders = ALWAYS_REPLAYED;
 
@@ -220,6 +233,32 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	public void setMaxStoredBodySize(long maxStoredBodySize) {
 		Assert.isTrue(maxStoredBodySize >= 0, "maxStoredBodySize must not be negative");
 		this.maxStoredBodySize = maxStoredBodySize;
+	}
+
+	/**
+	 * Set the largest request body that is read into memory for the fingerprint. A
+	 * request with a larger body gets a 413 problem, before its key is claimed. Form and
+	 * multipart bodies are parsed by the servlet container, under its own limits, and
+	 * uploaded files are never held in memory by the filter.
+	 * @param maxRequestBodySize the limit in bytes
+	 */
+	public void setMaxRequestBodySize(long maxRequestBodySize) {
+		Assert.isTrue(maxRequestBodySize >= 0 && maxRequestBodySize <= MAX_BUFFER,
+				"maxRequestBodySize must be between 0 and " + MAX_BUFFER);
+		this.maxRequestBodySize = maxRequestBodySize;
+	}
+
+	/**
+	 * Set the largest response that is held in memory until the transaction commits. A
+	 * handler whose response is larger has its work rolled back and its key released, and
+	 * the client gets a 500 problem: a response can neither be held past the limit nor
+	 * sent before the commit.
+	 * @param maxResponseSize the limit in bytes
+	 */
+	public void setMaxResponseSize(long maxResponseSize) {
+		Assert.isTrue(maxResponseSize >= 0 && maxResponseSize <= MAX_BUFFER,
+				"maxResponseSize must be between 0 and " + MAX_BUFFER);
+		this.maxResponseSize = maxResponseSize;
 	}
 
 	/**
@@ -375,14 +414,26 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		}
 		String scope = this.scopeResolver.resolve(request);
 		Assert.state(scope != null, "The scope resolver returned null");
+		IdempotentExecution.Settings settings = settings();
 		HttpServletRequest target = request;
 		byte[] body = null;
-		if (!RequestFingerprints.isForm(request.getContentType())) {
-			body = StreamUtils.copyToByteArray(request.getInputStream());
+		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
+			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
+			if (body == null) {
+				settings.responses().requestTooLarge(request, response, this.maxRequestBodySize);
+				return;
+			}
 			target = new CachedBodyRequest(request, body);
 		}
-		String fingerprint = RequestFingerprints.of(request, match.route(), endpoint, body);
-		new IdempotentExecution(settings(), endpoint, scope, key, fingerprint, request, response).run(target, chain);
+		String fingerprint;
+		try {
+			fingerprint = RequestFingerprints.of(request, match.route(), endpoint, body);
+		}
+		catch (FingerprintLimitExceededException ex) {
+			settings.responses().bodyTooComplex(request, response, ex);
+			return;
+		}
+		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response).run(target, chain);
 	}
 
 	private IdempotentExecution.Settings settings() {
@@ -392,8 +443,8 @@ public class IdempotencyFilter extends OncePerRequestFilter
 				"No transactions: the @Idempotent handlers were not checked");
 		return new IdempotentExecution.Settings(this.store, transactions, jdbc, this.metrics,
 				new ProtocolResponses(this.metrics), this.defaultMode, this.defaultLease, this.defaultRetention,
-				this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize, this.replayedHeaders,
-				this.releasedClientErrors);
+				this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize, this.maxResponseSize,
+				this.replayedHeaders, this.releasedClientErrors);
 	}
 
 }

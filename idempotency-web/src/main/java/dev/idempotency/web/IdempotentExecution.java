@@ -183,7 +183,7 @@ final class IdempotentExecution {
 
 	private void execute(TransactionStatus transaction, String owner, HttpServletRequest target, FilterChain chain)
 			throws ServletException, IOException {
-		BufferedResponse buffered = new BufferedResponse(this.response);
+		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
 		this.settings.metrics().executed(IdempotencyMetrics.WEB);
 		try {
 			chain.doFilter(target, buffered);
@@ -199,6 +199,12 @@ final class IdempotentExecution {
 			throw ex;
 		}
 		int status = buffered.getStatus();
+		if (buffered.isOverflowed()) {
+			transactions().rollback(transaction);
+			release(owner);
+			responses().responseTooLarge(this.request, this.response, this.settings.maxResponseSize(), this.keyHash);
+			return;
+		}
 		if (status >= 500 || this.settings.releasedClientErrors().contains(status)) {
 			transactions().rollback(transaction);
 			release(owner);
@@ -357,7 +363,8 @@ final class IdempotentExecution {
 	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, JdbcOperations jdbc,
 			IdempotencyMetrics metrics, ProtocolResponses responses, ClaimMode defaultMode, Duration defaultLease,
 			Duration defaultRetention, Duration lockTimeout, AbandonedClaimPolicy defaultAbandonedClaimPolicy,
-			long maxStoredBodySize, List<String> replayedHeaders, Collection<Integer> releasedClientErrors) {
+			long maxStoredBodySize, long maxResponseSize, List<String> replayedHeaders,
+			Collection<Integer> releasedClientErrors) {
 
 		ClaimMode mode(IdempotentEndpoint endpoint) {
 			return (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;

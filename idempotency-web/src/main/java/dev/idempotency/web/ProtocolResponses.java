@@ -42,6 +42,33 @@ final class ProtocolResponses {
 		this.metrics = metrics;
 	}
 
+	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, long limit) throws IOException {
+		log.debug("Refused a request body over " + limit + " bytes");
+		Problems.send(request, response, HttpStatus.CONTENT_TOO_LARGE, IdempotencyProblemTypes.REQUEST_TOO_LARGE,
+				"Request too large",
+				"The request body is larger than the " + limit
+						+ " bytes this operation accepts. Nothing was done, and the Idempotency-Key was not used.",
+				null);
+	}
+
+	void bodyTooComplex(HttpServletRequest request, HttpServletResponse response, Exception ex) throws IOException {
+		log.debug("Refused a JSON body beyond the limits of its fingerprint", ex);
+		Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.BODY_TOO_COMPLEX,
+				"Request too complex", "The JSON body is nested too deeply, or holds a number or a name that is too"
+						+ " long. Nothing was done, and the Idempotency-Key was not used.",
+				null);
+	}
+
+	void responseTooLarge(HttpServletRequest request, HttpServletResponse response, long limit, String keyHash)
+			throws IOException {
+		log.error("The response to key " + keyHash + " was larger than the " + limit + " bytes held until the commit"
+				+ " (idempotency.web.max-response-size); its work is rolled back and the key released");
+		Problems.send(request, response, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.RESPONSE_TOO_LARGE,
+				"Response too large", "The response was too large to be held until the operation committed, so"
+						+ " nothing was done. Retrying with the same Idempotency-Key runs it again.",
+				null);
+	}
+
 	void keyReused(HttpServletRequest request, HttpServletResponse response, String keyHash) throws IOException {
 		this.metrics.fingerprintMismatch(IdempotencyMetrics.WEB);
 		log.debug("Key " + keyHash + " reused with a different request");

@@ -3,10 +3,15 @@ package dev.idempotency.web;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.TreeMap;
@@ -16,8 +21,6 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
-
-import org.springframework.http.MediaType;
 
 /**
  * Computes the fingerprint of an {@code @Idempotent} request from what identifies it:
@@ -29,24 +32,14 @@ final class RequestFingerprints {
 	}
 
 	/**
-	 * Whether the container parses the body of this request itself (forms and multipart),
-	 * so that the filter must not read it as a stream.
-	 */
-	static boolean isForm(@Nullable String contentType) {
-		if (contentType == null) {
-			return false;
-		}
-		String type = contentType.toLowerCase(Locale.ROOT);
-		return type.startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE) || type.startsWith("multipart/");
-	}
-
-	/**
 	 * Compute the fingerprint of a request.
 	 * @param request the request
 	 * @param pattern the pattern of the handler's mapping
 	 * @param endpoint the handler
 	 * @param body the body as read, or {@code null} for a form or multipart body that the
 	 * container parsed
+	 * @throws dev.idempotency.core.FingerprintLimitExceededException when a JSON body is
+	 * beyond the limits of its canonical form
 	 */
 	static String of(HttpServletRequest request, String pattern, IdempotentEndpoint endpoint, byte @Nullable [] body)
 			throws IOException, ServletException {
@@ -62,7 +55,9 @@ final class RequestFingerprints {
 	/**
 	 * The container parses form and multipart bodies itself (and Spring's
 	 * {@code FormContentFilter} those of PUT and PATCH), so the body stream cannot be
-	 * taken from it: the fingerprint covers the parsed parameters and parts instead.
+	 * taken from it: the fingerprint covers the parsed parameters and parts instead. An
+	 * uploaded file counts by its SHA-256, read from the container's copy through a small
+	 * buffer, so that no file is ever held in memory here.
 	 */
 	private static byte[] formBody(HttpServletRequest request) throws IOException, ServletException {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -79,15 +74,27 @@ final class RequestFingerprints {
 				if (part.getSubmittedFileName() == null) {
 					continue;
 				}
+				String partType = (part.getContentType() != null) ? part.getContentType() : "";
 				out.writeBytes(("\n" + encode(part.getName()) + ";" + encode(part.getSubmittedFileName()) + ";"
-						+ part.getSize() + "\n")
+						+ encode(partType) + ";" + part.getSize() + ";" + digest(part) + "\n")
 					.getBytes(StandardCharsets.US_ASCII));
-				try (InputStream in = part.getInputStream()) {
-					in.transferTo(out);
-				}
 			}
 		}
 		return out.toByteArray();
+	}
+
+	private static String digest(Part part) throws IOException {
+		MessageDigest sha256;
+		try {
+			sha256 = MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+		try (InputStream in = new DigestInputStream(part.getInputStream(), sha256)) {
+			in.transferTo(OutputStream.nullOutputStream());
+		}
+		return HexFormat.of().formatHex(sha256.digest());
 	}
 
 	private static String encode(String value) {

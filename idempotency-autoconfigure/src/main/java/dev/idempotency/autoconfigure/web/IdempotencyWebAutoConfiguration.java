@@ -70,6 +70,8 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setLockTimeout(properties.getLockTimeout());
 		filter.setDefaultAbandonedClaimPolicy(properties.getAbandonedClaims());
 		filter.setMaxStoredBodySize(properties.getMaxStoredBodySize().toBytes());
+		filter.setMaxRequestBodySize(properties.getMaxRequestBodySize().toBytes());
+		filter.setMaxResponseSize(properties.getMaxResponseSize().toBytes());
 		filter.setReplayedHeaders(properties.getReplayedHeaders());
 		filter.setReleasedClientErrors(properties.getReleasedClientErrors());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(filter));

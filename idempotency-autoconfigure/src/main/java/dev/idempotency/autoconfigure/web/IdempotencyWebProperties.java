@@ -15,9 +15,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Configuration properties of {@code @Idempotent} for Spring MVC. Every setting except
- * the lock timeout, the body cap, the replayed headers and the released client errors can
- * be overridden per handler on the annotation.
+ * Configuration properties of {@code @Idempotent} for Spring MVC. The mode, lease,
+ * retention and abandoned-claim policy can be overridden per handler on the annotation.
  */
 @ConfigurationProperties("idempotency.web")
 public class IdempotencyWebProperties {
@@ -68,6 +67,20 @@ public class IdempotencyWebProperties {
 	 * completed, but repeats get a 409 problem instead of a replay.
 	 */
 	private DataSize maxStoredBodySize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE);
+
+	/**
+	 * Largest request body read into memory for the fingerprint. A larger body gets a 413
+	 * problem before its key is claimed. Form and multipart bodies are parsed by the
+	 * servlet container under its own limits.
+	 */
+	private DataSize maxRequestBodySize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_REQUEST_BODY_SIZE);
+
+	/**
+	 * Largest response held in memory until the transaction commits. A handler whose
+	 * response is larger has its work rolled back and its key released, and the client
+	 * gets a 500 problem.
+	 */
+	private DataSize maxResponseSize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_RESPONSE_SIZE);
 
 	/**
 	 * Response headers replayed besides Content-Type, Location and ETag.
@@ -146,6 +159,22 @@ public class IdempotencyWebProperties {
 
 	public void setMaxStoredBodySize(DataSize maxStoredBodySize) {
 		this.maxStoredBodySize = maxStoredBodySize;
+	}
+
+	public DataSize getMaxRequestBodySize() {
+		return this.maxRequestBodySize;
+	}
+
+	public void setMaxRequestBodySize(DataSize maxRequestBodySize) {
+		this.maxRequestBodySize = maxRequestBodySize;
+	}
+
+	public DataSize getMaxResponseSize() {
+		return this.maxResponseSize;
+	}
+
+	public void setMaxResponseSize(DataSize maxResponseSize) {
+		this.maxResponseSize = maxResponseSize;
 	}
 
 	public List<String> getReplayedHeaders() {

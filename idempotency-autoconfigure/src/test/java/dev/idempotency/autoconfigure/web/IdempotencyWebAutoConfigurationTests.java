@@ -73,6 +73,8 @@ class IdempotencyWebAutoConfigurationTests {
 				.hasFieldOrPropertyWithValue("lockTimeout", IdempotencyFilter.DEFAULT_LOCK_TIMEOUT)
 				.hasFieldOrPropertyWithValue("defaultAbandonedClaimPolicy", AbandonedClaimPolicy.TAKE_OVER)
 				.hasFieldOrPropertyWithValue("maxStoredBodySize", IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE)
+				.hasFieldOrPropertyWithValue("maxRequestBodySize", IdempotencyFilter.DEFAULT_MAX_REQUEST_BODY_SIZE)
+				.hasFieldOrPropertyWithValue("maxResponseSize", IdempotencyFilter.DEFAULT_MAX_RESPONSE_SIZE)
 				.hasFieldOrPropertyWithValue("releasedClientErrors", IdempotencyFilter.DEFAULT_RELEASED_CLIENT_ERRORS);
 		});
 	}
@@ -205,6 +207,20 @@ class IdempotencyWebAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("idempotency.web.max-stored-body-size=64KB")
 			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
 				.hasFieldOrPropertyWithValue("maxStoredBodySize", 64L * 1024));
+	}
+
+	@Test
+	void maxRequestBodySizeProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-request-body-size=256KB")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxRequestBodySize", 256L * 1024));
+	}
+
+	@Test
+	void maxResponseSizeProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-response-size=8MB")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxResponseSize", 8L * 1024 * 1024));
 	}
 
 	@Test
