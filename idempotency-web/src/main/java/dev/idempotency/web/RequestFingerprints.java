@@ -5,6 +5,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URLEncoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
@@ -45,8 +48,7 @@ final class RequestFingerprints {
 			throws IOException, ServletException {
 		// The concrete path and query tell apart /orders/1/pay and /orders/2/pay, which
 		// share a pattern; the pattern tells apart handlers that share a path.
-		String query = request.getQueryString();
-		String route = pattern + " " + request.getRequestURI() + ((query != null) ? "?" + query : "");
+		String route = pattern + " " + request.getRequestURI() + canonicalQuery(request.getQueryString());
 		byte[] content = (body != null) ? body : formBody(request);
 		return RequestFingerprint.of(request.getMethod(), route, request.getContentType(), content,
 				endpoint.fingerprintFields());
@@ -81,6 +83,80 @@ final class RequestFingerprints {
 			}
 		}
 		return out.toByteArray();
+	}
+
+	/**
+	 * The query as the parameters it carries, the way the container and Spring MVC read
+	 * it: decoded (as UTF-8, {@code +} and {@code %20} both a space), sorted by name, the
+	 * values of one name in the order sent, and written again in one encoding, so that a
+	 * retry that orders or encodes its query differently is the same request. A query
+	 * that does not decode counts as it was sent.
+	 */
+	static String canonicalQuery(@Nullable String query) {
+		if (query == null || query.isEmpty()) {
+			return "";
+		}
+		List<String[]> parameters = new ArrayList<>();
+		for (String pair : query.split("&")) {
+			if (pair.isEmpty()) {
+				continue;
+			}
+			int equals = pair.indexOf('=');
+			String name = decode((equals >= 0) ? pair.substring(0, equals) : pair);
+			String value = decode((equals >= 0) ? pair.substring(equals + 1) : "");
+			if (name == null || value == null) {
+				// A space never occurs in a query as sent, nor in one written again.
+				return "? " + query;
+			}
+			parameters.add(new String[] { name, value });
+		}
+		parameters.sort(Comparator.comparing((parameter) -> parameter[0]));
+		StringBuilder canonical = new StringBuilder();
+		for (String[] parameter : parameters) {
+			canonical.append((canonical.length() == 0) ? '?' : '&')
+				.append(encode(parameter[0]))
+				.append('=')
+				.append(encode(parameter[1]));
+		}
+		return canonical.toString();
+	}
+
+	private static @Nullable String decode(String encoded) {
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream(encoded.length());
+		int plain = 0;
+		for (int i = 0; i <= encoded.length(); i++) {
+			char c = (i < encoded.length()) ? encoded.charAt(i) : '%';
+			if (c != '%' && c != '+') {
+				continue;
+			}
+			bytes.writeBytes(encoded.substring(plain, i).getBytes(StandardCharsets.UTF_8));
+			if (i == encoded.length()) {
+				break;
+			}
+			if (c == '+') {
+				bytes.write(' ');
+			}
+			else {
+				int high = (i + 2 < encoded.length()) ? Character.digit(encoded.charAt(i + 1), 16) : -1;
+				int low = (i + 2 < encoded.length()) ? Character.digit(encoded.charAt(i + 2), 16) : -1;
+				if (high < 0 || low < 0) {
+					return null;
+				}
+				bytes.write(high * 16 + low);
+				i += 2;
+			}
+			plain = i + 1;
+		}
+		try {
+			return StandardCharsets.UTF_8.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(bytes.toByteArray()))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			return null;
+		}
 	}
 
 	private static String digest(Part part) throws IOException {
