@@ -1,17 +1,21 @@
 package dev.idempotency.web;
 
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.ClaimResult;
@@ -32,6 +36,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.util.WebUtils;
 
 /**
  * One request under {@code @Idempotent}, from its claim to its answer: claim the key (or
@@ -205,6 +210,18 @@ final class IdempotentExecution {
 			responses().responseTooLarge(this.request, this.response, this.settings.maxResponseSize(), this.keyHash);
 			return;
 		}
+		Throwable failure = failure(target);
+		if (failure != null && !ran(failure)) {
+			// Spring MVC refused the request before the handler ran (a body it could not
+			// read, an argument it could not bind or validate): nothing ran, so nothing
+			// is
+			// remembered, and the corrected request can use the same key.
+			transactions().rollback(transaction);
+			release(owner);
+			log.debug("Key " + this.keyHash + " released: the request was refused before the handler ran");
+			buffered.release();
+			return;
+		}
 		if (status >= 500 || this.settings.releasedClientErrors().contains(status)) {
 			transactions().rollback(transaction);
 			release(owner);
@@ -220,7 +237,7 @@ final class IdempotentExecution {
 		// An exception resolved into a response (by @ExceptionHandler or a
 		// HandlerExceptionResolver) means the handler failed: its work is rolled
 		// back and only the decided outcome is kept.
-		boolean handlerFailed = target.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE) != null;
+		boolean handlerFailed = failure != null;
 		if (handlerFailed || transaction.isRollbackOnly()) {
 			transactions().rollback(transaction);
 			if (handlerFailed || status >= 400) {
@@ -247,6 +264,40 @@ final class IdempotentExecution {
 			return;
 		}
 		buffered.release();
+	}
+
+	/**
+	 * The exception that Spring MVC resolved into the response, if any.
+	 */
+	private static @Nullable Throwable failure(HttpServletRequest request) {
+		Object failure = request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE);
+		if (failure == null) {
+			failure = request.getAttribute(WebUtils.ERROR_EXCEPTION_ATTRIBUTE);
+		}
+		return (failure instanceof Throwable throwable) ? throwable : null;
+	}
+
+	/**
+	 * Whether a failure came from within the handler method: its frame is on the stack of
+	 * the exception or of one of its causes. Spring MVC offers no hook between resolving
+	 * the arguments (and validating them) and calling the method, but what it throws
+	 * before the call cannot have the method on its stack, and what the handler throws
+	 * always has, whatever proxies and interceptors sit in between. An exception without
+	 * a stack trace counts as thrown before the call: the key is then released rather
+	 * than stored, the safe side, since the work is rolled back either way.
+	 */
+	private boolean ran(Throwable failure) {
+		Method method = this.endpoint.method();
+		String type = method.getDeclaringClass().getName();
+		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+		for (Throwable cause = failure; cause != null && seen.add(cause); cause = cause.getCause()) {
+			for (StackTraceElement frame : cause.getStackTrace()) {
+				if (frame.getMethodName().equals(method.getName()) && frame.getClassName().equals(type)) {
+					return true;
+				}
+			}
+		}
+		return false;
 	}
 
 	private StoredResponse capture(BufferedResponse buffered, int status) {
