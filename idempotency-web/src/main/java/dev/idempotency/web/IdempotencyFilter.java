@@ -415,7 +415,6 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		String scope = this.scopeResolver.resolve(request);
 		Assert.state(scope != null, "The scope resolver returned null");
 		IdempotentExecution.Settings settings = settings();
-		HttpServletRequest target = request;
 		byte[] body = null;
 		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
 			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
@@ -423,7 +422,6 @@ public class IdempotencyFilter extends OncePerRequestFilter
 				settings.responses().requestTooLarge(request, response, this.maxRequestBodySize);
 				return;
 			}
-			target = new CachedBodyRequest(request, body);
 		}
 		String fingerprint;
 		try {
@@ -433,6 +431,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			settings.responses().bodyTooComplex(request, response, ex);
 			return;
 		}
+		IdempotentRequest target = new IdempotentRequest(request, body, endpoint.name());
 		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response).run(target, chain);
 	}
 

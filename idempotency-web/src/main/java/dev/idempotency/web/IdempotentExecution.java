@@ -85,7 +85,7 @@ final class IdempotentExecution {
 		this.keyHash = hash(scope, key);
 	}
 
-	void run(HttpServletRequest target, FilterChain chain) throws ServletException, IOException {
+	void run(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
 		if (this.mode == ClaimMode.TWO_PHASE) {
 			runTwoPhase(target, chain);
 		}
@@ -94,7 +94,7 @@ final class IdempotentExecution {
 		}
 	}
 
-	private void runTwoPhase(HttpServletRequest target, FilterChain chain) throws ServletException, IOException {
+	private void runTwoPhase(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
 		ClaimResult result = transactions().outside(this::timedClaim);
 		String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
 				: settle(((ClaimResult.Existing) result).record());
@@ -113,7 +113,7 @@ final class IdempotentExecution {
 		}
 	}
 
-	private void runSingleTransaction(HttpServletRequest target, FilterChain chain)
+	private void runSingleTransaction(IdempotentRequest target, FilterChain chain)
 			throws ServletException, IOException {
 		TransactionStatus transaction = transactions().begin(transactionName());
 		try {
@@ -186,22 +186,27 @@ final class IdempotentExecution {
 		return null;
 	}
 
-	private void execute(TransactionStatus transaction, String owner, HttpServletRequest target, FilterChain chain)
+	private void execute(TransactionStatus transaction, String owner, IdempotentRequest target, FilterChain chain)
 			throws ServletException, IOException {
 		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
 		this.settings.metrics().executed(IdempotencyMetrics.WEB);
 		try {
 			chain.doFilter(target, buffered);
-			if (target.isAsyncStarted()) {
-				throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
-						+ " started asynchronous processing, which cannot be held until the commit");
-			}
 		}
 		catch (ServletException | IOException | RuntimeException | Error ex) {
 			if (!this.response.isCommitted()) {
 				this.response.reset();
 			}
+			if (target.isAsyncRefused()) {
+				keepClaimForWorkElsewhere(transaction);
+			}
 			throw ex;
+		}
+		if (target.isAsyncRefused() || target.isAsyncStarted()) {
+			keepClaimForWorkElsewhere(transaction);
+			this.response.reset();
+			throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
+					+ " returned an asynchronous result, which cannot be held until its transaction commits");
 		}
 		int status = buffered.getStatus();
 		if (buffered.isOverflowed()) {
@@ -264,6 +269,29 @@ final class IdempotentExecution {
 			return;
 		}
 		buffered.release();
+	}
+
+	/**
+	 * The handler returned an asynchronous result, refused before Spring MVC handed it to
+	 * another thread. Its work in the transaction is rolled back, but a future or a
+	 * deferred result it started may still be running elsewhere, out of reach: the key
+	 * stays claimed until the lease ends, as after a crash, so that no retry runs beside
+	 * that work.
+	 */
+	private void keepClaimForWorkElsewhere(TransactionStatus transaction) {
+		transactions().rollback(transaction);
+		if (this.mode != ClaimMode.TWO_PHASE) {
+			// The claim was part of the rolled-back transaction: claim again, on its own.
+			try {
+				transactions().outside(this::timedClaim);
+			}
+			catch (RuntimeException ex) {
+				log.warn("Could not keep key " + this.keyHash + " claimed", ex);
+			}
+		}
+		log.error("@Idempotent handler " + this.endpoint.name() + " returned an asynchronous result at run time;"
+				+ " its work is rolled back and key " + this.keyHash + " stays claimed until its lease ends ("
+				+ this.lease + ")");
 	}
 
 	/**

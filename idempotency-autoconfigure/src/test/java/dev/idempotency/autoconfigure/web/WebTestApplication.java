@@ -344,6 +344,16 @@ class WebTestApplication {
 		@PostMapping("/async/future")
 		@Idempotent
 		Object future(@RequestBody Order order) {
+			return work(order);
+		}
+
+		@PostMapping("/async/single/future")
+		@Idempotent(mode = ClaimMode.SINGLE_TRANSACTION)
+		Object futureInOneTransaction(@RequestBody Order order) {
+			return work(order);
+		}
+
+		private CompletableFuture<String> work(Order order) {
 			this.gates.executions.incrementAndGet();
 			return CompletableFuture.supplyAsync(() -> {
 				this.gates.pass();
