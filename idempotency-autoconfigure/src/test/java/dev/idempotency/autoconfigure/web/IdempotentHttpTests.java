@@ -288,6 +288,18 @@ class IdempotentHttpTests {
 	}
 
 	@Test
+	void aQuotedKeyMayHoldACommaButABareOneMayNot() {
+		String item = unique("comma");
+		String key = "a,b-" + UUID.randomUUID();
+		HttpResponse<byte[]> quoted = this.http.post("/orders", order(item, 1), "Idempotency-Key", "\"" + key + "\"");
+		assertThat(quoted.statusCode()).isEqualTo(201);
+		assertIdenticalReplay(this.http.post("/orders", order(item, 1), "Idempotency-Key", "\"" + key + "\""), quoted);
+		assertThat(keyRows(key)).isOne();
+		assertThat(this.http.post("/orders", order(item, 1), "Idempotency-Key", key).statusCode()).isEqualTo(400);
+		assertThat(this.gates.executions).hasValue(1);
+	}
+
+	@Test
 	void sqlLookingValidKeyIsStoredAsAnOrdinaryKey() {
 		String item = unique("sql");
 		String key = "'; DROP TABLE idempotency_key; -- " + UUID.randomUUID();
@@ -300,7 +312,7 @@ class IdempotentHttpTests {
 	}
 
 	@Test
-	void decidedClientErrorIsStoredAndReplayedWithItsWritesRolledBack() {
+	void thrownClientErrorIsStoredAndReplayedWithItsWritesRolledBack() {
 		String item = unique("client-error");
 		String key = UUID.randomUUID().toString();
 		HttpResponse<byte[]> first = this.http.post("/orders", order(item, -1), "Idempotency-Key", key);
@@ -309,6 +321,17 @@ class IdempotentHttpTests {
 		assertIdenticalReplay(this.http.post("/orders", order(item, -1), "Idempotency-Key", key), first);
 		assertThat(this.gates.executions).hasValue(1);
 		assertThat(orders(item)).isZero();
+	}
+
+	@Test
+	void returnedClientErrorCommitsWithItsWritesAndIsReplayed() {
+		String item = unique("returned-client-error");
+		String key = UUID.randomUUID().toString();
+		HttpResponse<byte[]> first = this.http.post("/orders", order(item, 409), "Idempotency-Key", key);
+		assertThat(first.statusCode()).isEqualTo(409);
+		assertIdenticalReplay(this.http.post("/orders", order(item, 409), "Idempotency-Key", key), first);
+		assertThat(this.gates.executions).hasValue(1);
+		assertThat(orders(item)).isOne();
 	}
 
 	@Test
