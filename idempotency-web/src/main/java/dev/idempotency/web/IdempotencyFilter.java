@@ -29,7 +29,6 @@ import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationContextAware;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -51,6 +50,17 @@ import org.springframework.web.servlet.HandlerMapping;
  */
 public class IdempotencyFilter extends OncePerRequestFilter
 		implements ApplicationContextAware, SmartInitializingSingleton {
+
+	// The filter holds the configuration and reads what identifies a request; the parts,
+	// package-private, each do one thing:
+	// - IdempotentEndpoints: which @Idempotent handler serves a request (checked at
+	// startup)
+	// - RequestBodies: the body, read once, within its limit
+	// - RequestFingerprints: the fingerprint of method, route, query, media type and body
+	// - IdempotentExecution: claim, run in the transaction, complete, release
+	// - StoreTransactions: the transactions, on the transaction manager of the keys
+	// - IdempotentRequest, BufferedResponse: what the handler reads and writes meanwhile
+	// - ProtocolResponses, Problems: replays and problem details
 
 	/** The request header that carries the key. */
 	public static final String KEY_HEADER = "Idempotency-Key";
@@ -387,34 +397,18 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			return;
 		}
 		IdempotentEndpoint endpoint = match.endpoint();
-		List<String> values = Collections.list(request.getHeaders(KEY_HEADER));
-		if (values.isEmpty()) {
-			if (!endpoint.required()) {
-				chain.doFilter(request, response);
-				return;
-			}
-			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.MISSING_KEY,
-					"Missing Idempotency-Key", "This operation requires an Idempotency-Key header.", null);
+		IdempotentExecution.Settings settings = settings();
+		List<String> keys = Collections.list(request.getHeaders(KEY_HEADER));
+		if (keys.isEmpty() && !endpoint.required()) {
+			chain.doFilter(request, response);
 			return;
 		}
-		if (values.size() > 1) {
-			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.INVALID_KEY,
-					"Invalid Idempotency-Key",
-					"The Idempotency-Key header was sent " + values.size() + " times; send it exactly once.", null);
-			return;
-		}
-		String key;
-		try {
-			key = IdempotencyKeys.parseHeader(values.get(0));
-		}
-		catch (InvalidIdempotencyKeyException ex) {
-			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.INVALID_KEY,
-					"Invalid Idempotency-Key", ex.getMessage() + ".", null);
+		String key = key(keys, request, response, settings.responses());
+		if (key == null) {
 			return;
 		}
 		String scope = this.scopeResolver.resolve(request);
 		Assert.state(scope != null, "The scope resolver returned null");
-		IdempotentExecution.Settings settings = settings();
 		byte[] body = null;
 		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
 			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
@@ -433,6 +427,26 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		}
 		IdempotentRequest target = new IdempotentRequest(request, body, endpoint.name());
 		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response).run(target, chain);
+	}
+
+	/**
+	 * Read the key from the values of its header, or answer why it cannot be.
+	 * @return the key, or {@code null} when answered
+	 */
+	private static @Nullable String key(List<String> values, HttpServletRequest request, HttpServletResponse response,
+			ProtocolResponses responses) throws IOException {
+		if (values.size() != 1) {
+			responses.invalidKey(request, response, values.isEmpty() ? null
+					: "The Idempotency-Key header was sent " + values.size() + " times; send it exactly once.");
+			return null;
+		}
+		try {
+			return IdempotencyKeys.parseHeader(values.get(0));
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			responses.invalidKey(request, response, ex.getMessage() + ".");
+			return null;
+		}
 	}
 
 	private IdempotentExecution.Settings settings() {

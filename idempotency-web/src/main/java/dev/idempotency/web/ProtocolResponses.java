@@ -42,6 +42,22 @@ final class ProtocolResponses {
 		this.metrics = metrics;
 	}
 
+	/**
+	 * Answer a request without a valid key.
+	 * @param detail what is wrong with the key, or {@code null} when it is missing
+	 */
+	void invalidKey(HttpServletRequest request, HttpServletResponse response, @Nullable String detail)
+			throws IOException {
+		if (detail == null) {
+			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.MISSING_KEY,
+					"Missing Idempotency-Key", "This operation requires an Idempotency-Key header.", null);
+		}
+		else {
+			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.INVALID_KEY,
+					"Invalid Idempotency-Key", detail, null);
+		}
+	}
+
 	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, long limit) throws IOException {
 		log.debug("Refused a request body over " + limit + " bytes");
 		Problems.send(request, response, HttpStatus.CONTENT_TOO_LARGE, IdempotencyProblemTypes.REQUEST_TOO_LARGE,
