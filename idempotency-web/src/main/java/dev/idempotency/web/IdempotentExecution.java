@@ -107,8 +107,7 @@ final class IdempotentExecution {
 		}
 		finally {
 			if (!transaction.isCompleted()) {
-				transactions().rollback(transaction);
-				release(owner);
+				rollBackAndRelease(transaction, owner);
 			}
 		}
 	}
@@ -190,6 +189,49 @@ final class IdempotentExecution {
 			throws ServletException, IOException {
 		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
 		this.settings.metrics().executed(IdempotencyMetrics.WEB);
+		runHandler(transaction, target, chain, buffered);
+		int status = buffered.getStatus();
+		Throwable failure = failure(target);
+		if (buffered.isOverflowed()) {
+			rollBackAndRelease(transaction, owner);
+			responses().responseTooLarge(this.request, this.response, this.settings.maxResponseSize(), this.keyHash);
+			return;
+		}
+		if ((failure != null && !ran(failure)) || status >= 500
+				|| this.settings.releasedClientErrors().contains(status)) {
+			// Nothing to remember: Spring MVC refused the request before the handler ran
+			// (a body it could not read, an argument it could not bind or validate), or
+			// the outcome is not final. The corrected or later request uses the same key.
+			rollBackAndRelease(transaction, owner);
+			log.debug("Key " + this.keyHash + " released after status " + status);
+			buffered.release();
+			return;
+		}
+		if (buffered.getErrorStatus() != null) {
+			buffered.renderError(Problems.CONTENT_TYPE,
+					Problems.body(this.request, status, null, Problems.title(status), null));
+		}
+		StoredResponse stored = capture(buffered, status);
+		if (failure != null || transaction.isRollbackOnly()) {
+			// The handler failed (an exception it threw was resolved into a response, or
+			// its transaction was marked rollback-only): its work is rolled back and only
+			// a decided outcome is kept.
+			transactions().rollback(transaction);
+			if (failure != null || status >= 400) {
+				storeAfterRollback(owner, stored);
+				buffered.release();
+			}
+			else {
+				release(owner);
+				responses().commitFailed(this.request, this.response, null, this.keyHash);
+			}
+			return;
+		}
+		commit(transaction, owner, stored, buffered);
+	}
+
+	private void runHandler(TransactionStatus transaction, IdempotentRequest target, FilterChain chain,
+			BufferedResponse buffered) throws ServletException, IOException {
 		try {
 			chain.doFilter(target, buffered);
 		}
@@ -208,53 +250,14 @@ final class IdempotentExecution {
 			throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
 					+ " returned an asynchronous result, which cannot be held until its transaction commits");
 		}
-		int status = buffered.getStatus();
-		if (buffered.isOverflowed()) {
-			transactions().rollback(transaction);
-			release(owner);
-			responses().responseTooLarge(this.request, this.response, this.settings.maxResponseSize(), this.keyHash);
-			return;
-		}
-		Throwable failure = failure(target);
-		if (failure != null && !ran(failure)) {
-			// Spring MVC refused the request before the handler ran (a body it could not
-			// read, an argument it could not bind or validate): nothing ran, so nothing
-			// is
-			// remembered, and the corrected request can use the same key.
-			transactions().rollback(transaction);
-			release(owner);
-			log.debug("Key " + this.keyHash + " released: the request was refused before the handler ran");
-			buffered.release();
-			return;
-		}
-		if (status >= 500 || this.settings.releasedClientErrors().contains(status)) {
-			transactions().rollback(transaction);
-			release(owner);
-			log.debug("Key " + this.keyHash + " released after status " + status);
-			buffered.release();
-			return;
-		}
-		if (buffered.getErrorStatus() != null) {
-			buffered.renderError(Problems.CONTENT_TYPE,
-					Problems.body(this.request, status, null, Problems.title(status), null));
-		}
-		StoredResponse stored = capture(buffered, status);
-		// An exception resolved into a response (by @ExceptionHandler or a
-		// HandlerExceptionResolver) means the handler failed: its work is rolled
-		// back and only the decided outcome is kept.
-		boolean handlerFailed = failure != null;
-		if (handlerFailed || transaction.isRollbackOnly()) {
-			transactions().rollback(transaction);
-			if (handlerFailed || status >= 400) {
-				storeAfterRollback(owner, stored);
-				buffered.release();
-			}
-			else {
-				release(owner);
-				responses().commitFailed(this.request, this.response, null, this.keyHash);
-			}
-			return;
-		}
+	}
+
+	/**
+	 * Complete the key with the response in the business transaction, commit, and only
+	 * then send the response.
+	 */
+	private void commit(TransactionStatus transaction, String owner, StoredResponse stored, BufferedResponse buffered)
+			throws IOException {
 		if (!store().complete(this.scope, this.key, owner, stored, this.retention)) {
 			transactions().rollback(transaction);
 			responses().claimLost(this.request, this.response, this.keyHash);
@@ -269,6 +272,11 @@ final class IdempotentExecution {
 			return;
 		}
 		buffered.release();
+	}
+
+	private void rollBackAndRelease(TransactionStatus transaction, String owner) {
+		transactions().rollback(transaction);
+		release(owner);
 	}
 
 	/**
