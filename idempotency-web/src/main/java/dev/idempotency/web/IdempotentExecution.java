@@ -101,7 +101,14 @@ final class IdempotentExecution {
 		if (owner == null) {
 			return;
 		}
-		TransactionStatus transaction = transactions().begin(transactionName());
+		TransactionStatus transaction;
+		try {
+			transaction = transactions().begin(transactionName());
+		}
+		catch (RuntimeException ex) {
+			release(owner);
+			throw ex;
+		}
 		try {
 			execute(transaction, owner, target, chain);
 		}
