@@ -2,6 +2,7 @@ package dev.idempotency.core;
 
 import java.io.ByteArrayOutputStream;
 import java.math.BigDecimal;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -16,27 +17,68 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.JsonPointer;
+import tools.jackson.core.StreamReadConstraints;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.core.exc.StreamConstraintsException;
+import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.util.Assert;
+import org.springframework.util.MimeType;
+import org.springframework.util.MimeTypeUtils;
 
 /**
- * The fingerprint of a request: SHA-256 over its method, its route and its body, so that
- * the same key sent with a different request can be told apart from a retry.
+ * The fingerprint of a request: SHA-256 over its method, its route, its media type and
+ * its body, so that the same key sent with a different request can be told apart from a
+ * retry.
+ * <p>
+ * The media type counts by its type and subtype (in lower case), and by its charset
+ * except for JSON: {@code text/plain} and {@code application/json} of the same bytes are
+ * two requests, {@code application/json} and {@code application/json; charset=UTF-8} are
+ * one. Other parameters (such as a multipart boundary) do not count.
  * <p>
  * A JSON body is taken in canonical form: parsed and written again with object members
- * sorted by name, no insignificant whitespace, and numbers compared by value. Two bodies
- * that differ only in member order or formatting have the same fingerprint. Other media
- * types are hashed as they are.
+ * sorted by name, no insignificant whitespace, and numbers by value, written as their
+ * significant digits and a power of ten ({@code 1200}, {@code 1200.0} and {@code 12e2}
+ * are all {@code 12e2}), so that a number costs the same to compare whatever its
+ * exponent. Two bodies that differ only in member order or formatting have the same
+ * fingerprint. A JSON body that does not parse, or that repeats a member name in one
+ * object, has no canonical form: it is hashed as it is, so only a byte-identical body
+ * matches it. A JSON body nested deeper than {@value #MAX_JSON_NESTING_DEPTH} levels, or
+ * holding a number longer than {@value #MAX_JSON_NUMBER_LENGTH} characters, is refused
+ * with {@link FingerprintLimitExceededException}. Bodies of other media types are hashed
+ * as they are.
  */
 public final class RequestFingerprint {
 
-	private static final JsonMapper mapper = JsonMapper.builder()
+	/** The deepest nesting of arrays and objects in a JSON body that is fingerprinted. */
+	public static final int MAX_JSON_NESTING_DEPTH = 500;
+
+	/** The longest number, in characters, in a JSON body that is fingerprinted. */
+	public static final int MAX_JSON_NUMBER_LENGTH = 1000;
+
+	/** The longest member name, in characters, in a JSON body that is fingerprinted. */
+	public static final int MAX_JSON_NAME_LENGTH = 50_000;
+
+	private static final JsonMapper mapper = JsonMapper
+		.builder(JsonFactory.builder()
+			.streamReadConstraints(StreamReadConstraints.builder()
+				.maxNestingDepth(MAX_JSON_NESTING_DEPTH)
+				.maxNumberLength(MAX_JSON_NUMBER_LENGTH)
+				.maxNameLength(MAX_JSON_NAME_LENGTH)
+				.maxStringLength(StreamReadConstraints.DEFAULT_MAX_STRING_LEN)
+				.build())
+			.enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+			.build())
 		.enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
 		.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
 		.build();
+
+	private static final byte[] CANONICAL = "json\n".getBytes(StandardCharsets.US_ASCII);
+
+	private static final byte[] AS_SENT = "bytes\n".getBytes(StandardCharsets.US_ASCII);
 
 	private RequestFingerprint() {
 	}
@@ -50,6 +92,8 @@ public final class RequestFingerprint {
 	 * @param fields JSON Pointers (or top-level member names) of the only parts of a JSON
 	 * body to include; empty for the whole body
 	 * @return the fingerprint, 64 hexadecimal characters
+	 * @throws FingerprintLimitExceededException when a JSON body is nested too deeply or
+	 * holds a number or a name that is too long
 	 */
 	public static String of(String method, String route, @Nullable String contentType, byte[] body,
 			Collection<String> fields) {
@@ -58,26 +102,42 @@ public final class RequestFingerprint {
 		Assert.notNull(body, "body must not be null");
 		Assert.notNull(fields, "fields must not be null");
 		MessageDigest sha256 = IdempotencyKeys.digest("SHA-256");
-		sha256.update((method.toUpperCase(Locale.ROOT) + "\n" + route + "\n").getBytes(StandardCharsets.UTF_8));
-		sha256.update((body.length > 0 && isJson(contentType)) ? canonicalJson(body, fields) : body);
+		sha256.update((method.toUpperCase(Locale.ROOT) + "\n" + route + "\n" + mediaType(contentType) + "\n")
+			.getBytes(StandardCharsets.UTF_8));
+		byte[] canonical = (body.length > 0 && isJson(contentType)) ? canonicalOrNull(body, fields) : null;
+		if (canonical != null) {
+			sha256.update(CANONICAL);
+			sha256.update(canonical);
+		}
+		else {
+			sha256.update(AS_SENT);
+			sha256.update(body);
+		}
 		return HexFormat.of().formatHex(sha256.digest());
 	}
 
 	/**
 	 * Return the canonical form of a JSON document: members sorted by name, no
-	 * insignificant whitespace, numbers written by value.
+	 * insignificant whitespace, numbers as their significant digits and a power of ten.
 	 * @param json the JSON document
 	 * @param fields JSON Pointers (or top-level member names) to keep; empty for all
 	 * @return the canonical form, UTF-8
-	 * @throws IllegalArgumentException when the body is not valid JSON
+	 * @throws IllegalArgumentException when the body is not valid JSON, or repeats a
+	 * member name in one object
+	 * @throws FingerprintLimitExceededException when the body is nested too deeply or
+	 * holds a number or a name that is too long
 	 */
 	public static byte[] canonicalJson(byte[] json, Collection<String> fields) {
 		JsonNode root;
 		try {
 			root = mapper.readTree(json);
 		}
+		catch (StreamConstraintsException ex) {
+			throw new FingerprintLimitExceededException("The JSON body is beyond the limits of its fingerprint", ex);
+		}
 		catch (JacksonException ex) {
-			throw new IllegalArgumentException("The request body is not valid JSON", ex);
+			throw new IllegalArgumentException("The request body is not valid JSON, or repeats a member name (a "
+					+ "duplicate property) in one object", ex);
 		}
 		JsonNode selected = fields.isEmpty() ? root : select(root, fields);
 		ByteArrayOutputStream out = new ByteArrayOutputStream(json.length);
@@ -85,6 +145,18 @@ public final class RequestFingerprint {
 			write(selected, generator);
 		}
 		return out.toByteArray();
+	}
+
+	private static byte @Nullable [] canonicalOrNull(byte[] json, Collection<String> fields) {
+		try {
+			return canonicalJson(json, fields);
+		}
+		catch (FingerprintLimitExceededException ex) {
+			throw ex;
+		}
+		catch (IllegalArgumentException ex) {
+			return null;
+		}
 	}
 
 	private static JsonNode select(JsonNode root, Collection<String> fields) {
@@ -116,11 +188,46 @@ public final class RequestFingerprint {
 			generator.writeEndArray();
 		}
 		else if (node.isNumber()) {
-			BigDecimal value = node.decimalValue();
-			generator.writeNumber((value.signum() == 0) ? "0" : value.stripTrailingZeros().toPlainString());
+			generator.writeNumber(number(node.decimalValue()));
 		}
 		else {
 			generator.writeTree(node);
+		}
+	}
+
+	/**
+	 * Write a number as its significant digits and a power of ten. Never as plain digits:
+	 * {@code 1e999999999} would take a billion of them.
+	 */
+	private static String number(BigDecimal value) {
+		if (value.signum() == 0) {
+			return "0";
+		}
+		BigDecimal stripped;
+		try {
+			stripped = value.stripTrailingZeros();
+		}
+		catch (ArithmeticException ex) {
+			throw new FingerprintLimitExceededException("A number of the JSON body has an exponent out of range", ex);
+		}
+		String digits = stripped.unscaledValue().toString();
+		long exponent = -(long) stripped.scale();
+		return (exponent != 0) ? digits + "e" + exponent : digits;
+	}
+
+	private static String mediaType(@Nullable String contentType) {
+		if (contentType == null || contentType.isBlank()) {
+			return "";
+		}
+		try {
+			MimeType type = MimeTypeUtils.parseMimeType(contentType);
+			String essence = type.getType() + "/" + type.getSubtype();
+			Charset charset = isJson(type) ? null : type.getCharset();
+			return (charset != null) ? essence + ";charset=" + charset.name().toLowerCase(Locale.ROOT) : essence;
+		}
+		catch (IllegalArgumentException ex) {
+			// Not a media type, or an unknown charset: the header as sent.
+			return contentType.trim().toLowerCase(Locale.ROOT);
 		}
 	}
 
@@ -128,13 +235,17 @@ public final class RequestFingerprint {
 		if (contentType == null) {
 			return false;
 		}
-		String type = contentType.toLowerCase(Locale.ROOT);
-		int parameters = type.indexOf(';');
-		if (parameters >= 0) {
-			type = type.substring(0, parameters);
+		try {
+			return isJson(MimeTypeUtils.parseMimeType(contentType));
 		}
-		type = type.trim();
-		return type.equals("application/json") || type.endsWith("+json");
+		catch (IllegalArgumentException ex) {
+			return false;
+		}
+	}
+
+	private static boolean isJson(MimeType type) {
+		return (type.getType().equals("application") && type.getSubtype().equals("json"))
+				|| type.getSubtype().endsWith("+json");
 	}
 
 }

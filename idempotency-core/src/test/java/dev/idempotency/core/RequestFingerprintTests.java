@@ -1,12 +1,19 @@
 package dev.idempotency.core;
 
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 class RequestFingerprintTests {
 
@@ -60,17 +67,96 @@ class RequestFingerprintTests {
 		byte[] canonical = RequestFingerprint
 			.canonicalJson(bytes("{ \"b\": [ 1.50, {\"d\":1,\"c\":null} ], \"a\": true }"), List.of());
 		assertThat(new String(canonical, StandardCharsets.UTF_8))
-			.isEqualTo("{\"a\":true,\"b\":[1.5,{\"c\":null,\"d\":1}]}");
+			.isEqualTo("{\"a\":true,\"b\":[15e-1,{\"c\":null,\"d\":1}]}");
 	}
 
 	@Test
-	void invalidJsonIsRejected() {
-		assertThatIllegalArgumentException().isThrownBy(() -> fingerprint(JSON, "{\"a\":"))
-			.withMessageContaining("not valid JSON");
-		assertThatIllegalArgumentException().isThrownBy(() -> fingerprint(JSON, "{\"a\":1} trailing"));
+	void numbersAreWrittenAsTheirDigitsAndExponent() {
+		assertThat(canonical("[1200, 1200.0, 12e2, 0.5, -0.50, 0, 0.000, -0, 1e999999999, 1E-999999999]"))
+			.isEqualTo("[12e2,12e2,12e2,5e-1,-5e-1,0,0,0,1e999999999,1e-999999999]");
 	}
 
-	private static String fingerprint(String contentType, String body) {
+	@ParameterizedTest
+	@CsvSource({ "1e999999999, 10.0e999999998, 1e999999998", "-1e999999999, -0.10e1000000000, -1e999999998",
+			"1e-999999999, 100e-1000000001, 1e-999999998" })
+	void hugeExponentsAreComparedByValueInBoundedTimeAndMemory(String amount, String sameValue, String otherValue) {
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		long allocated = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+			long before = threads.getCurrentThreadAllocatedBytes();
+			order(amount);
+			return threads.getCurrentThreadAllocatedBytes() - before;
+		});
+		assertThat(allocated).as("bytes allocated for the fingerprint").isLessThan(4 * 1024 * 1024);
+		assertThat(order(sameValue)).isEqualTo(order(amount));
+		assertThat(order(otherValue)).isNotEqualTo(order(amount));
+	}
+
+	@Test
+	void jsonBeyondTheLimitsOfCanonicalizationIsRefused() {
+		String deep = "[".repeat(RequestFingerprint.MAX_JSON_NESTING_DEPTH + 1)
+				+ "]".repeat(RequestFingerprint.MAX_JSON_NESTING_DEPTH + 1);
+		String longNumber = "[" + "9".repeat(RequestFingerprint.MAX_JSON_NUMBER_LENGTH + 1) + "]";
+		String overflowingExponent = "[100e2147483647]";
+		for (String body : List.of(deep, longNumber, overflowingExponent)) {
+			assertThatExceptionOfType(FingerprintLimitExceededException.class)
+				.isThrownBy(() -> fingerprint(JSON, body));
+		}
+		String deepest = "[".repeat(RequestFingerprint.MAX_JSON_NESTING_DEPTH)
+				+ "]".repeat(RequestFingerprint.MAX_JSON_NESTING_DEPTH);
+		assertThat(fingerprint(JSON, deepest)).hasSize(64);
+	}
+
+	@Test
+	void theMediaTypeIsPartOfTheFingerprint() {
+		String body = "{\"a\":1}";
+		assertThat(fingerprint("text/plain", body)).isNotEqualTo(fingerprint(JSON, body));
+		assertThat(fingerprint("application/merge-patch+json", body)).isNotEqualTo(fingerprint(JSON, body));
+		assertThat(fingerprint(null, body)).isNotEqualTo(fingerprint("text/plain", body));
+		assertThat(fingerprint("Application/JSON; charset=utf-8", body)).isEqualTo(fingerprint(JSON, body));
+		assertThat(fingerprint("text/plain; charset=ISO-8859-1", body))
+			.isNotEqualTo(fingerprint("text/plain; charset=UTF-8", body));
+		assertThat(fingerprint("text/plain;charset=utf-8", body))
+			.isEqualTo(fingerprint("TEXT/PLAIN; format=flowed; charset=\"UTF-8\"", body));
+		assertThat(fingerprint("multipart/form-data; boundary=one", body))
+			.isEqualTo(fingerprint("multipart/form-data; boundary=two", body));
+	}
+
+	@Test
+	void duplicateMemberNamesAreNotCollapsed() {
+		String duplicated = "{\"amount\":1,\"amount\":2}";
+		assertThat(fingerprint(JSON, duplicated)).isNotEqualTo(fingerprint(JSON, "{\"amount\":2}"))
+			.isNotEqualTo(fingerprint(JSON, "{\"amount\":1}"))
+			.isNotEqualTo(fingerprint(JSON, "{\"amount\":2,\"amount\":1}"))
+			.isEqualTo(fingerprint(JSON, duplicated));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> RequestFingerprint.canonicalJson(bytes(duplicated), List.of()))
+			.withMessageContaining("duplicate");
+	}
+
+	@Test
+	void invalidJsonIsHashedAsItIs() {
+		assertThat(fingerprint(JSON, "{\"a\":")).isEqualTo(fingerprint(JSON, "{\"a\":"))
+			.isNotEqualTo(fingerprint(JSON, "{\"a\": "));
+	}
+
+	@Test
+	void invalidJsonHasNoCanonicalForm() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> RequestFingerprint.canonicalJson(bytes("{\"a\":"), List.of()))
+			.withMessageContaining("not valid JSON");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> RequestFingerprint.canonicalJson(bytes("{\"a\":1} trailing"), List.of()));
+	}
+
+	private static String order(String amount) {
+		return fingerprint(JSON, "{\"orderId\":\"x\",\"amount\":" + amount + ",\"currency\":\"RUB\"}");
+	}
+
+	private static String canonical(String json) {
+		return new String(RequestFingerprint.canonicalJson(bytes(json), List.of()), StandardCharsets.UTF_8);
+	}
+
+	private static String fingerprint(@Nullable String contentType, String body) {
 		return RequestFingerprint.of("POST", "/payments", contentType, bytes(body), List.of());
 	}
 

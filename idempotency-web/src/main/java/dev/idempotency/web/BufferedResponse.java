@@ -22,10 +22,18 @@ import org.springframework.http.HttpHeaders;
  * Status and headers go to the wrapped response, which stays uncommitted because nothing
  * is written to it; {@code sendError} and {@code sendRedirect} are recorded instead of
  * committing it.
+ * <p>
+ * The body is held up to a limit. Past it the body is dropped and the response marked
+ * {@link #isOverflowed() overflowed}: it can neither be held until the commit nor sent
+ * before it.
  */
 final class BufferedResponse extends HttpServletResponseWrapper {
 
-	private final ByteArrayOutputStream body = new ByteArrayOutputStream(1024);
+	private final long limit;
+
+	private ByteArrayOutputStream body = new ByteArrayOutputStream(1024);
+
+	private boolean overflowed;
 
 	private final ServletOutputStream stream = new BodyStream();
 
@@ -37,8 +45,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
 	private boolean committed;
 
-	BufferedResponse(HttpServletResponse response) {
+	BufferedResponse(HttpServletResponse response, long limit) {
 		super(response);
+		this.limit = limit;
 	}
 
 	@Override
@@ -52,7 +61,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 	@Override
 	public PrintWriter getWriter() {
 		if (this.writer == null) {
-			this.writer = new PrintWriter(new OutputStreamWriter(this.body, Charset.forName(getCharacterEncoding())));
+			this.writer = new PrintWriter(new OutputStreamWriter(this.stream, Charset.forName(getCharacterEncoding())));
 		}
 		return this.writer;
 	}
@@ -60,7 +69,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 	@Override
 	public void sendError(int sc, @Nullable String msg) {
 		checkNotCommitted();
-		this.body.reset();
+		clearBody();
 		this.errorStatus = sc;
 		this.errorMessage = msg;
 		super.setStatus(sc);
@@ -81,7 +90,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 	public void sendRedirect(String location, int sc, boolean clearBuffer) {
 		checkNotCommitted();
 		if (clearBuffer) {
-			this.body.reset();
+			clearBody();
 		}
 		super.setStatus(sc);
 		super.setHeader(HttpHeaders.LOCATION, location);
@@ -144,14 +153,27 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 	public void reset() {
 		checkNotCommitted();
 		super.reset();
-		this.body.reset();
+		clearBody();
 		this.writer = null;
 	}
 
 	@Override
 	public void resetBuffer() {
 		checkNotCommitted();
+		clearBody();
+	}
+
+	private void clearBody() {
 		this.body.reset();
+		this.overflowed = false;
+	}
+
+	/**
+	 * Whether the handler wrote more than the limit, so that the body was dropped.
+	 */
+	boolean isOverflowed() {
+		flushWriter();
+		return this.overflowed;
 	}
 
 	private void checkNotCommitted() {
@@ -180,7 +202,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 	void renderError(String contentType, byte[] problem) {
 		this.errorStatus = null;
 		this.errorMessage = null;
-		this.body.reset();
+		clearBody();
 		this.body.writeBytes(problem);
 		getResponse().setContentType(contentType);
 	}
@@ -199,10 +221,10 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 			response.sendError(this.errorStatus, this.errorMessage);
 			return;
 		}
-		byte[] bytes = getBody();
-		response.setContentLength(bytes.length);
-		if (bytes.length > 0) {
-			response.getOutputStream().write(bytes);
+		flushWriter();
+		response.setContentLength(this.body.size());
+		if (this.body.size() > 0) {
+			this.body.writeTo(response.getOutputStream());
 		}
 		response.flushBuffer();
 	}
@@ -211,12 +233,28 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
 		@Override
 		public void write(int b) {
-			BufferedResponse.this.body.write(b);
+			if (fits(1)) {
+				BufferedResponse.this.body.write(b);
+			}
 		}
 
 		@Override
 		public void write(byte[] b, int off, int len) {
-			BufferedResponse.this.body.write(b, off, len);
+			if (fits(len)) {
+				BufferedResponse.this.body.write(b, off, len);
+			}
+		}
+
+		private boolean fits(int length) {
+			if (BufferedResponse.this.overflowed) {
+				return false;
+			}
+			if (BufferedResponse.this.body.size() + (long) length > BufferedResponse.this.limit) {
+				BufferedResponse.this.overflowed = true;
+				BufferedResponse.this.body = new ByteArrayOutputStream(0);
+				return false;
+			}
+			return true;
 		}
 
 		@Override

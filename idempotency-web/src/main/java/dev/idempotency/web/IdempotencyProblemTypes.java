@@ -18,6 +18,15 @@ public final class IdempotencyProblemTypes {
 	/** 400: the header is malformed, too long, not printable ASCII, or repeated. */
 	public static final URI INVALID_KEY = URI.create(BASE + "invalid-key");
 
+	/**
+	 * 400: the JSON body is nested too deeply, or holds a number or a name too long for
+	 * its fingerprint.
+	 */
+	public static final URI BODY_TOO_COMPLEX = URI.create(BASE + "body-too-complex");
+
+	/** 413: the request body is larger than the filter holds. */
+	public static final URI REQUEST_TOO_LARGE = URI.create(BASE + "request-too-large");
+
 	/** 409: a request with the same key is still running. */
 	public static final URI KEY_IN_USE = URI.create(BASE + "key-in-use");
 
@@ -35,6 +44,12 @@ public final class IdempotencyProblemTypes {
 
 	/** 500: the transaction failed to commit; nothing was done. */
 	public static final URI COMMIT_FAILED = URI.create(BASE + "commit-failed");
+
+	/**
+	 * 500: the handler's response was larger than the filter holds until the commit; its
+	 * work was rolled back.
+	 */
+	public static final URI RESPONSE_TOO_LARGE = URI.create(BASE + "response-too-large");
 
 	private IdempotencyProblemTypes() {
 	}

@@ -19,8 +19,8 @@ public interface IdempotencyScopeResolver {
 
 	/**
 	 * The default: the name of the authenticated principal
-	 * ({@link HttpServletRequest#getUserPrincipal()}, which Spring Security fills), or
-	 * the global scope for anonymous requests.
+	 * ({@link HttpServletRequest#getUserPrincipal()}, which Spring Security fills), such
+	 * as {@code alice}, or the global scope (empty) for anonymous requests.
 	 * @return the resolver
 	 */
 	static IdempotencyScopeResolver principalOrGlobal() {

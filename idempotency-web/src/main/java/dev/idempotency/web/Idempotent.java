@@ -18,7 +18,9 @@ import java.lang.annotation.Target;
  * {@code 7d} or in ISO-8601 ({@code PT30S}).
  * <p>
  * The handler must return its result synchronously: asynchronous and streaming return
- * types are refused at startup.
+ * types are refused at startup, and a loosely declared handler (returning {@code Object})
+ * that returns an asynchronous result at run time fails, its key kept claimed until its
+ * lease ends.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 
@@ -9,10 +10,11 @@ import org.jspecify.annotations.Nullable;
  * What one {@link Idempotent @Idempotent} handler method asks for; {@code null} means the
  * application's default.
  */
-record IdempotentEndpoint(String name, boolean required, @Nullable ClaimMode mode, @Nullable Duration lease,
-		@Nullable Duration retention, List<String> fingerprintFields, @Nullable AbandonedClaimPolicy abandoned) {
+record IdempotentEndpoint(String name, Method method, boolean required, @Nullable ClaimMode mode,
+		@Nullable Duration lease, @Nullable Duration retention, List<String> fingerprintFields,
+		@Nullable AbandonedClaimPolicy abandoned) {
 
-	static IdempotentEndpoint of(String name, Idempotent annotation) {
+	static IdempotentEndpoint of(String name, Method method, Idempotent annotation) {
 		if (annotation.mode().length > 1 || annotation.onAbandonedClaim().length > 1) {
 			throw new IllegalStateException(
 					"@Idempotent on " + name + " names more than one mode or abandoned-claim policy; name at most one");
@@ -21,7 +23,7 @@ record IdempotentEndpoint(String name, boolean required, @Nullable ClaimMode mod
 			Duration lease = annotation.lease().isBlank() ? null : Durations.parse(annotation.lease(), "lease");
 			Duration retention = annotation.retention().isBlank() ? null
 					: Durations.parse(annotation.retention(), "retention");
-			return new IdempotentEndpoint(name, annotation.required(),
+			return new IdempotentEndpoint(name, method, annotation.required(),
 					(annotation.mode().length == 1) ? annotation.mode()[0] : null, lease, retention,
 					List.of(annotation.fingerprintFields()),
 					(annotation.onAbandonedClaim().length == 1) ? annotation.onAbandonedClaim()[0] : null);

@@ -5,8 +5,10 @@ import java.security.Principal;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**
- * Scopes keys by principal name. The prefix keeps principal scopes apart from scopes that
- * other resolvers produce, and from the global scope.
+ * Scopes keys by principal name: the scope of a signed-in user's keys is the user's name
+ * as {@link HttpServletRequest#getUserPrincipal()} gives it, so that an operator finds
+ * them under that name. Anonymous requests, and a principal without a name, have the
+ * global scope.
  */
 final class PrincipalScopeResolver implements IdempotencyScopeResolver {
 
@@ -18,7 +20,7 @@ final class PrincipalScopeResolver implements IdempotencyScopeResolver {
 	@Override
 	public String resolve(HttpServletRequest request) {
 		Principal principal = request.getUserPrincipal();
-		return (principal != null && principal.getName() != null) ? "principal:" + principal.getName() : "";
+		return (principal != null && principal.getName() != null) ? principal.getName() : "";
 	}
 
 }

@@ -153,8 +153,8 @@ class IdempotencyFilterTests {
 
 		@Bean
 		IdempotencyFilter idempotencyFilter(DataSource dataSource, DataSourceTransactionManager transactionManager) {
-			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-			return new IdempotencyFilter(new JdbcIdempotencyKeyStore(jdbc), transactionManager, jdbc);
+			return new IdempotencyFilter(new JdbcIdempotencyKeyStore(new JdbcTemplate(dataSource)), transactionManager,
+					dataSource);
 		}
 
 		@Bean

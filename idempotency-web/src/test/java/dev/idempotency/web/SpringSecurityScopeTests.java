@@ -93,7 +93,7 @@ class SpringSecurityScopeTests {
 		assertThat(aliceAgain.getResponse().getContentAsString()).isEqualTo(alice.getResponse().getContentAsString());
 		assertThat(new JdbcTemplate(this.dataSource).queryForList(
 				"SELECT scope FROM idempotency_key WHERE idempotency_key = 't-1' ORDER BY scope", String.class))
-			.containsExactly("principal:alice", "principal:bob");
+			.containsExactly("alice", "bob");
 	}
 
 	@Test
@@ -141,8 +141,8 @@ class SpringSecurityScopeTests {
 
 		@Bean
 		IdempotencyFilter idempotencyFilter(DataSource dataSource, DataSourceTransactionManager transactionManager) {
-			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-			return new IdempotencyFilter(new JdbcIdempotencyKeyStore(jdbc), transactionManager, jdbc);
+			return new IdempotencyFilter(new JdbcIdempotencyKeyStore(new JdbcTemplate(dataSource)), transactionManager,
+					dataSource);
 		}
 
 		@Bean

@@ -10,6 +10,7 @@ import dev.idempotency.autoconfigure.ops.RetentionRule;
 import dev.idempotency.autoconfigure.outbound.IdempotencyOutboundProperties;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
 
@@ -27,15 +28,13 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
  * Auto-configuration of {@link dev.idempotency.web.Idempotent @Idempotent} for Spring
- * MVC: the {@link IdempotencyFilter} on the application's key store and transaction
- * manager, and the {@link RetentionRule retention rules} of its keys: longer than their
- * lease, and no shorter than the key TTL of any provider in
+ * MVC: the {@link IdempotencyFilter} on the application's key store and the transaction
+ * manager of its {@code DataSource}, and the {@link RetentionRule retention rules} of its
+ * keys: longer than their lease, and no shorter than the key TTL of any provider in
  * {@code idempotency.outbound.providers.*}.
  */
 @AutoConfiguration(
@@ -55,13 +54,14 @@ public final class IdempotencyWebAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store,
-			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<DataSource> dataSource,
+	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store, ObjectProvider<DataSource> dataSource,
 			IdempotencyScopeResolver scopeResolver, IdempotencyWebProperties properties,
 			ObjectProvider<IdempotencyMetrics> metrics, ObjectProvider<IdempotencyFilterCustomizer> customizers) {
-		DataSource database = dataSource.getIfUnique();
-		IdempotencyFilter filter = new IdempotencyFilter(store, transactionManager.getIfUnique(),
-				(database != null) ? new JdbcTemplate(database) : null);
+		// The filter finds the DataSource of a JDBC store, and the transaction manager of
+		// that DataSource among those of the context.
+		IdempotencyFilter filter = new IdempotencyFilter(store, null,
+				(store instanceof JdbcIdempotencyKeyStore) ? null : dataSource.getIfUnique());
+		filter.setTransactionManagerName(properties.getTransactionManager());
 		filter.setScopeResolver(scopeResolver);
 		filter.setMetrics(metrics.getIfAvailable(IdempotencyMetrics::noop));
 		filter.setDefaultMode(properties.getMode());
@@ -70,6 +70,8 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setLockTimeout(properties.getLockTimeout());
 		filter.setDefaultAbandonedClaimPolicy(properties.getAbandonedClaims());
 		filter.setMaxStoredBodySize(properties.getMaxStoredBodySize().toBytes());
+		filter.setMaxRequestBodySize(properties.getMaxRequestBodySize().toBytes());
+		filter.setMaxResponseSize(properties.getMaxResponseSize().toBytes());
 		filter.setReplayedHeaders(properties.getReplayedHeaders());
 		filter.setReleasedClientErrors(properties.getReleasedClientErrors());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(filter));

@@ -9,14 +9,14 @@ import java.util.Set;
 import dev.idempotency.web.AbandonedClaimPolicy;
 import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.IdempotencyFilter;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Configuration properties of {@code @Idempotent} for Spring MVC. Every setting except
- * the lock timeout, the body cap, the replayed headers and the released client errors can
- * be overridden per handler on the annotation.
+ * Configuration properties of {@code @Idempotent} for Spring MVC. The mode, lease,
+ * retention and abandoned-claim policy can be overridden per handler on the annotation.
  */
 @ConfigurationProperties("idempotency.web")
 public class IdempotencyWebProperties {
@@ -69,6 +69,20 @@ public class IdempotencyWebProperties {
 	private DataSize maxStoredBodySize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE);
 
 	/**
+	 * Largest request body read into memory for the fingerprint. A larger body gets a 413
+	 * problem before its key is claimed. Form and multipart bodies are parsed by the
+	 * servlet container under its own limits.
+	 */
+	private DataSize maxRequestBodySize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_REQUEST_BODY_SIZE);
+
+	/**
+	 * Largest response held in memory until the transaction commits. A handler whose
+	 * response is larger has its work rolled back and its key released, and the client
+	 * gets a 500 problem.
+	 */
+	private DataSize maxResponseSize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_RESPONSE_SIZE);
+
+	/**
 	 * Response headers replayed besides Content-Type, Location and ETag.
 	 */
 	private List<String> replayedHeaders = new ArrayList<>();
@@ -83,6 +97,13 @@ public class IdempotencyWebProperties {
 	 * Order of the filter in the servlet filter chain.
 	 */
 	private int filterOrder = DEFAULT_FILTER_ORDER;
+
+	/**
+	 * Name of the transaction manager bean that @Idempotent handlers run in. It must
+	 * manage the DataSource of the idempotency keys. By default, the only transaction
+	 * manager that does (or the primary one among several).
+	 */
+	private @Nullable String transactionManager;
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -140,6 +161,22 @@ public class IdempotencyWebProperties {
 		this.maxStoredBodySize = maxStoredBodySize;
 	}
 
+	public DataSize getMaxRequestBodySize() {
+		return this.maxRequestBodySize;
+	}
+
+	public void setMaxRequestBodySize(DataSize maxRequestBodySize) {
+		this.maxRequestBodySize = maxRequestBodySize;
+	}
+
+	public DataSize getMaxResponseSize() {
+		return this.maxResponseSize;
+	}
+
+	public void setMaxResponseSize(DataSize maxResponseSize) {
+		this.maxResponseSize = maxResponseSize;
+	}
+
 	public List<String> getReplayedHeaders() {
 		return this.replayedHeaders;
 	}
@@ -162,6 +199,14 @@ public class IdempotencyWebProperties {
 
 	public void setFilterOrder(int filterOrder) {
 		this.filterOrder = filterOrder;
+	}
+
+	public @Nullable String getTransactionManager() {
+		return this.transactionManager;
+	}
+
+	public void setTransactionManager(@Nullable String transactionManager) {
+		this.transactionManager = transactionManager;
 	}
 
 }

@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
 import dev.idempotency.test.PostgresTest;
@@ -16,15 +18,21 @@ import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.Idempotent;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.async.DeferredResult;
@@ -35,16 +43,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 @PostgresTest
 class IdempotencyWebAutoConfigurationTests {
 
+	private final WebApplicationContextRunner withoutTransactionManager;
+
 	private final WebApplicationContextRunner contextRunner;
 
 	IdempotencyWebAutoConfigurationTests(TestSchema schema) {
-		this.contextRunner = new WebApplicationContextRunner()
+		this.withoutTransactionManager = new WebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-					DataSourceTransactionManagerAutoConfiguration.class, IdempotencyJdbcAutoConfiguration.class,
-					IdempotencyWebAutoConfiguration.class))
+					IdempotencyJdbcAutoConfiguration.class, IdempotencyWebAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
 					"spring.datasource.username=" + schema.getUsername(),
 					"spring.datasource.password=" + schema.getPassword());
+		this.contextRunner = this.withoutTransactionManager
+			.withConfiguration(AutoConfigurations.of(DataSourceTransactionManagerAutoConfiguration.class));
 	}
 
 	@Test
@@ -62,6 +73,8 @@ class IdempotencyWebAutoConfigurationTests {
 				.hasFieldOrPropertyWithValue("lockTimeout", IdempotencyFilter.DEFAULT_LOCK_TIMEOUT)
 				.hasFieldOrPropertyWithValue("defaultAbandonedClaimPolicy", AbandonedClaimPolicy.TAKE_OVER)
 				.hasFieldOrPropertyWithValue("maxStoredBodySize", IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE)
+				.hasFieldOrPropertyWithValue("maxRequestBodySize", IdempotencyFilter.DEFAULT_MAX_REQUEST_BODY_SIZE)
+				.hasFieldOrPropertyWithValue("maxResponseSize", IdempotencyFilter.DEFAULT_MAX_RESPONSE_SIZE)
 				.hasFieldOrPropertyWithValue("releasedClientErrors", IdempotencyFilter.DEFAULT_RELEASED_CLIENT_ERRORS);
 		});
 	}
@@ -70,7 +83,6 @@ class IdempotencyWebAutoConfigurationTests {
 	void aRetentionNotLongerThanTheLeaseFailsStartup() {
 		validated().withPropertyValues("idempotency.web.lease=2h", "idempotency.web.retention=1h")
 			.run((context) -> assertThat(context).getFailure()
-				.rootCause()
 				.hasMessageContaining(
 						"idempotency.web.retention (PT1H) must be longer than idempotency.web.lease (PT2H)"));
 	}
@@ -81,7 +93,6 @@ class IdempotencyWebAutoConfigurationTests {
 			.withPropertyValues("idempotency.outbound.providers.payments.key-ttl=24h",
 					"idempotency.outbound.providers.bank.key-ttl=7d", "idempotency.web.retention=2d")
 			.run((context) -> assertThat(context).getFailure()
-				.rootCause()
 				.hasMessageContaining("idempotency.web.retention (PT48H) must be at least "
 						+ "idempotency.outbound.providers.bank.key-ttl (PT168H)"));
 	}
@@ -90,7 +101,6 @@ class IdempotencyWebAutoConfigurationTests {
 	void theDefaultRetentionIsCheckedAgainstProviderKeyTtlsToo() {
 		validated().withPropertyValues("idempotency.outbound.providers.payments.key-ttl=48h")
 			.run((context) -> assertThat(context).getFailure()
-				.rootCause()
 				.hasMessageContaining("idempotency.web.retention (PT24H) must be at least "
 						+ "idempotency.outbound.providers.payments.key-ttl (PT48H)"));
 	}
@@ -200,6 +210,20 @@ class IdempotencyWebAutoConfigurationTests {
 	}
 
 	@Test
+	void maxRequestBodySizeProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-request-body-size=256KB")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxRequestBodySize", 256L * 1024));
+	}
+
+	@Test
+	void maxResponseSizeProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-response-size=8MB")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxResponseSize", 8L * 1024 * 1024));
+	}
+
+	@Test
 	void replayedHeadersProperty() {
 		this.contextRunner.withPropertyValues("idempotency.web.replayed-headers=X-Request-Id,Content-Length")
 			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
@@ -238,12 +262,76 @@ class IdempotencyWebAutoConfigurationTests {
 
 	@Test
 	void refusesToStartWithAnIdempotentHandlerAndNoTransactionManager() {
-		new WebApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(IdempotencyWebAutoConfiguration.class))
-			.withUserConfiguration(StoreWithoutTransactionManager.class, SyncController.class)
+		this.withoutTransactionManager.withUserConfiguration(SyncController.class)
 			.run((context) -> assertThat(context).getFailure()
-				.hasMessageContaining("needs a PlatformTransactionManager")
-				.hasMessageContaining("Define a single PlatformTransactionManager bean"));
+				.hasMessageContaining("must run in a transaction of the DataSource of the idempotency keys")
+				.hasMessageContaining("no transaction manager"));
+	}
+
+	@Test
+	void refusesToStartWhenTheOnlyTransactionManagerIsKafkas() {
+		this.withoutTransactionManager.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class))
+			.withPropertyValues("spring.kafka.producer.transaction-id-prefix=tx-")
+			.withUserConfiguration(SyncController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("SyncController#create")
+				.hasMessageContaining("kafkaTransactionManager (KafkaTransactionManager)")
+				.hasMessageContaining("idempotency.web.transaction-manager"));
+	}
+
+	@Test
+	void refusesToStartWithATransactionManagerOfAnotherDataSource() {
+		this.contextRunner.withUserConfiguration(TwoDataSources.class, SyncController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("otherTransactionManager (DataSourceTransactionManager)")
+				.hasMessageContaining("idempotency.web.transaction-manager"));
+	}
+
+	@Test
+	void refusesToStartWhenTheNamedTransactionManagerDoesNotManageTheKeyStore() {
+		this.contextRunner
+			.withUserConfiguration(TwoDataSources.class, KeysTransactionManager.class, SyncController.class)
+			.withPropertyValues("idempotency.web.transaction-manager=otherTransactionManager")
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("otherTransactionManager")
+				.hasMessageContaining("does not manage the DataSource of the idempotency keys"));
+	}
+
+	@Test
+	void findsTheTransactionManagerOfTheKeyStoreBesideKafkas() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class))
+			.withPropertyValues("spring.kafka.producer.transaction-id-prefix=tx-")
+			.withUserConfiguration(JdbcTransactionManagerBesideKafka.class, SyncController.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasBean("kafkaTransactionManager");
+				assertThat(context.getBean(IdempotencyFilter.class)).hasFieldOrPropertyWithValue("transactionManager",
+						context.getBean("jdbcTransactionManager"));
+			});
+	}
+
+	@Test
+	void findsTheTransactionManagerOfTheKeyStoreBesideOneOfAnotherDataSource() {
+		this.contextRunner
+			.withUserConfiguration(TwoDataSources.class, KeysTransactionManager.class, SyncController.class)
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("transactionManager", context.getBean("keysTransactionManager")));
+	}
+
+	@Test
+	void refusesToStartWhenSeveralTransactionManagersManageTheKeyStoreAndNoneIsNamed() {
+		this.contextRunner.withUserConfiguration(TwoTransactionManagersOfTheKeys.class, SyncController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("first (DataSourceTransactionManager)")
+				.hasMessageContaining("second (DataSourceTransactionManager)")
+				.hasMessageContaining("idempotency.web.transaction-manager"));
+	}
+
+	@Test
+	void transactionManagerProperty() {
+		this.contextRunner.withUserConfiguration(TwoTransactionManagersOfTheKeys.class, SyncController.class)
+			.withPropertyValues("idempotency.web.transaction-manager=second")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("transactionManager", context.getBean("second")));
 	}
 
 	@Test
@@ -283,6 +371,69 @@ class IdempotencyWebAutoConfigurationTests {
 			IdempotencyFilter filter = new IdempotencyFilter(store, null, null);
 			filter.setDefaultMode(ClaimMode.SINGLE_TRANSACTION);
 			return filter;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TwoDataSources {
+
+		@Bean
+		@Primary
+		DataSource keysDataSource(Environment environment) {
+			return dataSource(environment);
+		}
+
+		@Bean
+		DataSource otherDataSource(Environment environment) {
+			return dataSource(environment);
+		}
+
+		@Bean
+		DataSourceTransactionManager otherTransactionManager(@Qualifier("otherDataSource") DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+		private static DataSource dataSource(Environment environment) {
+			return new SimpleDriverDataSource(new org.postgresql.Driver(),
+					environment.getRequiredProperty("spring.datasource.url"),
+					environment.getRequiredProperty("spring.datasource.username"),
+					environment.getProperty("spring.datasource.password", ""));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class KeysTransactionManager {
+
+		@Bean
+		DataSourceTransactionManager keysTransactionManager(@Qualifier("keysDataSource") DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class JdbcTransactionManagerBesideKafka {
+
+		@Bean
+		DataSourceTransactionManager jdbcTransactionManager(DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TwoTransactionManagersOfTheKeys {
+
+		@Bean
+		DataSourceTransactionManager first(DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+		@Bean
+		DataSourceTransactionManager second(DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
 		}
 
 	}

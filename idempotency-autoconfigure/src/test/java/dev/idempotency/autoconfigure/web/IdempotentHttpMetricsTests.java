@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -12,6 +13,7 @@ import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.test.PostgresTest;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.awaitility.core.ThrowingRunnable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,10 +25,14 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What {@code @Idempotent} reports to Micrometer, driven through a real server on the
  * real PostgreSQL and read from the application's {@link MeterRegistry}.
+ * <p>
+ * A meter may be recorded after the client has its response (a replay's timer stops once
+ * the body is flushed), so every reading waits for the value it expects.
  */
 @PostgresTest
 @SpringBootTest(classes = { WebTestApplication.class, IdempotentHttpMetricsTests.Registry.class },
@@ -63,8 +69,10 @@ class IdempotentHttpMetricsTests {
 		HttpResponse<byte[]> response = this.http.post("/orders", order("metrics-executed", 3), "Idempotency-Key",
 				UUID.randomUUID().toString());
 		assertThat(response.statusCode()).isEqualTo(201);
-		assertThat(outcome("executed")).isEqualTo(executed + 1);
-		assertThat(timerCount("idempotency.claim")).isEqualTo(claims + 1);
+		awaitMeters(() -> {
+			assertThat(outcome("executed")).isEqualTo(executed + 1);
+			assertThat(timerCount("idempotency.claim")).isEqualTo(claims + 1);
+		});
 	}
 
 	@Test
@@ -77,8 +85,10 @@ class IdempotentHttpMetricsTests {
 		long replays = timerCount("idempotency.replay");
 		HttpResponse<byte[]> replay = this.http.post("/orders", json, "Idempotency-Key", key);
 		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-		assertThat(outcome("replayed")).isEqualTo(replayed + 1);
-		assertThat(timerCount("idempotency.replay")).isEqualTo(replays + 1);
+		awaitMeters(() -> {
+			assertThat(outcome("replayed")).isEqualTo(replayed + 1);
+			assertThat(timerCount("idempotency.replay")).isEqualTo(replays + 1);
+		});
 		assertThat(outcome("executed")).isEqualTo(executed);
 	}
 
@@ -90,7 +100,7 @@ class IdempotentHttpMetricsTests {
 		double mismatches = outcome("fingerprint_mismatch");
 		assertThat(this.http.post("/orders", order("metrics-mismatch", 2), "Idempotency-Key", key).statusCode())
 			.isEqualTo(422);
-		assertThat(outcome("fingerprint_mismatch")).isEqualTo(mismatches + 1);
+		awaitMeters(() -> assertThat(outcome("fingerprint_mismatch")).isEqualTo(mismatches + 1));
 	}
 
 	@Test
@@ -105,13 +115,17 @@ class IdempotentHttpMetricsTests {
 			assertThat(this.gates.entered.await(30, TimeUnit.SECONDS)).isTrue();
 			double conflicts = outcome("in_progress_conflict");
 			assertThat(this.http.post("/orders", json, "Idempotency-Key", key).statusCode()).isEqualTo(409);
-			assertThat(outcome("in_progress_conflict")).isEqualTo(conflicts + 1);
+			awaitMeters(() -> assertThat(outcome("in_progress_conflict")).isEqualTo(conflicts + 1));
 			this.gates.open.countDown();
 			assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
 		}
 		finally {
 			executor.shutdownNow();
 		}
+	}
+
+	private static void awaitMeters(ThrowingRunnable assertion) {
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(assertion);
 	}
 
 	private double outcome(String outcome) {

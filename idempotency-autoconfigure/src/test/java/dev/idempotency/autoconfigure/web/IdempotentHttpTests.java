@@ -3,7 +3,6 @@ package dev.idempotency.autoconfigure.web;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -15,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestDatabase;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,6 +26,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The Idempotency-Key protocol end to end: a real server on a random port, the real
@@ -288,6 +289,18 @@ class IdempotentHttpTests {
 	}
 
 	@Test
+	void aQuotedKeyMayHoldACommaButABareOneMayNot() {
+		String item = unique("comma");
+		String key = "a,b-" + UUID.randomUUID();
+		HttpResponse<byte[]> quoted = this.http.post("/orders", order(item, 1), "Idempotency-Key", "\"" + key + "\"");
+		assertThat(quoted.statusCode()).isEqualTo(201);
+		assertIdenticalReplay(this.http.post("/orders", order(item, 1), "Idempotency-Key", "\"" + key + "\""), quoted);
+		assertThat(keyRows(key)).isOne();
+		assertThat(this.http.post("/orders", order(item, 1), "Idempotency-Key", key).statusCode()).isEqualTo(400);
+		assertThat(this.gates.executions).hasValue(1);
+	}
+
+	@Test
 	void sqlLookingValidKeyIsStoredAsAnOrdinaryKey() {
 		String item = unique("sql");
 		String key = "'; DROP TABLE idempotency_key; -- " + UUID.randomUUID();
@@ -300,7 +313,7 @@ class IdempotentHttpTests {
 	}
 
 	@Test
-	void decidedClientErrorIsStoredAndReplayedWithItsWritesRolledBack() {
+	void thrownClientErrorIsStoredAndReplayedWithItsWritesRolledBack() {
 		String item = unique("client-error");
 		String key = UUID.randomUUID().toString();
 		HttpResponse<byte[]> first = this.http.post("/orders", order(item, -1), "Idempotency-Key", key);
@@ -309,6 +322,17 @@ class IdempotentHttpTests {
 		assertIdenticalReplay(this.http.post("/orders", order(item, -1), "Idempotency-Key", key), first);
 		assertThat(this.gates.executions).hasValue(1);
 		assertThat(orders(item)).isZero();
+	}
+
+	@Test
+	void returnedClientErrorCommitsWithItsWritesAndIsReplayed() {
+		String item = unique("returned-client-error");
+		String key = UUID.randomUUID().toString();
+		HttpResponse<byte[]> first = this.http.post("/orders", order(item, 409), "Idempotency-Key", key);
+		assertThat(first.statusCode()).isEqualTo(409);
+		assertIdenticalReplay(this.http.post("/orders", order(item, 409), "Idempotency-Key", key), first);
+		assertThat(this.gates.executions).hasValue(1);
+		assertThat(orders(item)).isOne();
 	}
 
 	@Test
@@ -423,19 +447,21 @@ class IdempotentHttpTests {
 		}
 	}
 
-	private void awaitClaimsWaitingOnALock(int count) throws InterruptedException {
-		Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
-		while (Instant.now().isBefore(deadline)) {
-			Integer waiting = this.jdbc.queryForObject("""
-					SELECT count(*) FROM pg_stat_activity
-					WHERE datname = current_database() AND wait_event_type = 'Lock'
-					  AND query LIKE 'INSERT INTO idempotency_key%'""", Integer.class);
-			if (waiting != null && waiting >= count) {
-				return;
-			}
-			Thread.sleep(10);
-		}
-		throw new AssertionError("Fewer than " + count + " claims waited on the first request's lock");
+	/**
+	 * Wait until duplicates wait on the first request's claim: on the lock held by its
+	 * backend. The waiting requests may hold every connection of the application's pool,
+	 * so ask on a connection of its own.
+	 */
+	private void awaitClaimsWaitingOnALock(int count) {
+		JdbcTemplate monitor = new JdbcTemplate(TestDatabase.get().dataSource());
+		int first = this.gates.backendPid;
+		await().atMost(Duration.ofSeconds(30))
+			.pollInterval(Duration.ofMillis(20))
+			.untilAsserted(() -> assertThat(monitor.queryForObject(
+					"SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))", Integer.class,
+					first))
+				.as("claims waiting on the first request's lock")
+				.isGreaterThanOrEqualTo(count));
 	}
 
 	private HttpResponse<byte[]> onlyOriginal(List<HttpResponse<byte[]>> responses) {

@@ -5,6 +5,8 @@ import java.net.URI;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -30,10 +32,18 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.interceptor.TransactionAspectSupport;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+import org.springframework.validation.annotation.Validated;
+import org.springframework.web.bind.WebDataBinder;
+import org.springframework.web.bind.annotation.InitBinder;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.multipart.MultipartFile;
 import org.springframework.web.server.ResponseStatusException;
 
 /**
@@ -42,7 +52,8 @@ import org.springframework.web.server.ResponseStatusException;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(WebTestApplication.OrdersController.class)
+@Import({ WebTestApplication.OrdersController.class, WebTestApplication.StrictOrdersController.class,
+		WebTestApplication.AsyncController.class })
 class WebTestApplication {
 
 	@Bean
@@ -120,8 +131,15 @@ class WebTestApplication {
 
 		volatile CountDownLatch open = new CountDownLatch(0);
 
+		/** The database backend of the last request that passed {@link #pass()}. */
+		volatile int backendPid;
+
+		final AtomicInteger asyncRuns = new AtomicInteger();
+
 		void reset() {
 			this.executions.set(0);
+			this.asyncRuns.set(0);
+			this.backendPid = 0;
 			this.failNext.set(false);
 			this.entered = new CountDownLatch(1);
 			this.open = new CountDownLatch(0);
@@ -206,7 +224,22 @@ class WebTestApplication {
 		@Idempotent
 		String large(@RequestBody Order order) {
 			this.gates.executions.incrementAndGet();
+			this.jdbc.update("INSERT INTO orders (item, amount) VALUES (?, ?)", order.item(), order.amount());
 			return "x".repeat(order.amount());
+		}
+
+		@PostMapping("/notes")
+		@Idempotent
+		ResponseEntity<String> note(@RequestBody String text) {
+			this.gates.executions.incrementAndGet();
+			return ResponseEntity.status(HttpStatus.CREATED).body("noted " + text.length() + " characters");
+		}
+
+		@PostMapping("/uploads")
+		@Idempotent
+		ResponseEntity<String> upload(@RequestParam("file") MultipartFile file, @RequestParam String title) {
+			this.gates.executions.incrementAndGet();
+			return ResponseEntity.status(HttpStatus.CREATED).body(title + ": " + file.getSize() + " bytes");
 		}
 
 		private ResponseEntity<Map<String, Object>> place(Order order, HttpServletRequest request) {
@@ -217,6 +250,8 @@ class WebTestApplication {
 					"INSERT INTO orders (item, amount, principal) VALUES (?, ?, ?) RETURNING id", Long.class,
 					order.item(), order.amount(), user);
 			if (request.getHeader("X-Block") != null) {
+				Integer pid = this.jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class);
+				this.gates.backendPid = (pid != null) ? pid : 0;
 				this.gates.pass();
 			}
 			if (order.amount() < 0) {
@@ -225,8 +260,8 @@ class WebTestApplication {
 			if (this.gates.failNext.getAndSet(false)) {
 				throw new IllegalStateException("Simulated failure after the write");
 			}
-			if (order.amount() >= 500 && order.amount() < 600) {
-				return ResponseEntity.status(order.amount()).body(Map.of("error", "simulated"));
+			if (order.amount() >= 400 && order.amount() < 600) {
+				return ResponseEntity.status(order.amount()).body(Map.of("error", "simulated", "id", id));
 			}
 			Map<String, Object> body = new LinkedHashMap<>();
 			body.put("id", id);
@@ -234,6 +269,116 @@ class WebTestApplication {
 			body.put("amount", order.amount());
 			body.put("principal", user);
 			return ResponseEntity.created(URI.create("/orders/" + id)).eTag("\"v" + id + "\"").body(body);
+		}
+
+	}
+
+	/**
+	 * A handler whose arguments Spring MVC can refuse before it runs: a required
+	 * parameter, a JSON body and a validator of its own.
+	 */
+	@RestController
+	static class StrictOrdersController {
+
+		private final JdbcTemplate jdbc;
+
+		private final Gates gates;
+
+		StrictOrdersController(JdbcTemplate jdbc, Gates gates) {
+			this.jdbc = jdbc;
+			this.gates = gates;
+		}
+
+		@InitBinder("order")
+		void validateOrders(WebDataBinder binder) {
+			binder.addValidators(new Validator() {
+
+				@Override
+				public boolean supports(Class<?> type) {
+					return Order.class.isAssignableFrom(type);
+				}
+
+				@Override
+				public void validate(Object target, Errors errors) {
+					if (((Order) target).amount() <= 0) {
+						errors.rejectValue("amount", "positive", "The amount must be positive");
+					}
+				}
+
+			});
+		}
+
+		@PostMapping("/strict/orders")
+		@Idempotent
+		ResponseEntity<String> place(@RequestParam String channel, @Validated @RequestBody Order order) {
+			this.gates.executions.incrementAndGet();
+			this.jdbc.update("INSERT INTO orders (item, amount) VALUES (?, ?)", order.item(), order.amount());
+			return ResponseEntity.status(HttpStatus.CREATED).body(channel + " order of " + order.amount());
+		}
+
+		@PostMapping("/strict/orders/{id}/pay")
+		@Idempotent
+		ResponseEntity<String> pay(@PathVariable long id, @RequestParam String channel, @RequestBody Order order) {
+			this.gates.executions.incrementAndGet();
+			return ResponseEntity.ok(channel + " payment of order " + id);
+		}
+
+	}
+
+	/**
+	 * Handlers declared loosely enough to pass the startup check, that return an
+	 * asynchronous result at run time.
+	 */
+	@RestController
+	static class AsyncController {
+
+		private final JdbcTemplate jdbc;
+
+		private final Gates gates;
+
+		AsyncController(JdbcTemplate jdbc, Gates gates) {
+			this.jdbc = jdbc;
+			this.gates = gates;
+		}
+
+		@PostMapping("/async/future")
+		@Idempotent
+		Object future(@RequestBody Order order) {
+			return work(order);
+		}
+
+		@PostMapping("/async/single/future")
+		@Idempotent(mode = ClaimMode.SINGLE_TRANSACTION)
+		Object futureInOneTransaction(@RequestBody Order order) {
+			return work(order);
+		}
+
+		private CompletableFuture<String> work(Order order) {
+			this.gates.executions.incrementAndGet();
+			return CompletableFuture.supplyAsync(() -> {
+				this.gates.pass();
+				this.jdbc.update("INSERT INTO orders (item, amount) VALUES (?, ?)", order.item(), order.amount());
+				this.gates.asyncRuns.incrementAndGet();
+				return "late";
+			});
+		}
+
+		@PostMapping("/async/callable")
+		@Idempotent
+		Object callable(@RequestBody Order order) {
+			this.gates.executions.incrementAndGet();
+			return (Callable<String>) () -> {
+				this.gates.asyncRuns.incrementAndGet();
+				this.jdbc.update("INSERT INTO orders (item, amount) VALUES (?, ?)", order.item(), order.amount());
+				return "late";
+			};
+		}
+
+		@PostMapping("/async/entity")
+		@Idempotent
+		ResponseEntity<?> entity(@RequestBody Order order) {
+			this.gates.executions.incrementAndGet();
+			return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("item", order.item()));
 		}
 
 	}

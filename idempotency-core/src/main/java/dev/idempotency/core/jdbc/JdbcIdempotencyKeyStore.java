@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyRecord;
@@ -18,6 +20,7 @@ import dev.idempotency.core.StoredResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
 
 /**
@@ -59,6 +62,17 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		this.sql = new PostgresDialect.KeyStatements(tableName);
 	}
 
+	/**
+	 * Return the {@link DataSource} the keys are kept in, when the store was given a
+	 * {@link JdbcAccessor} such as a {@link org.springframework.jdbc.core.JdbcTemplate}.
+	 * Work that must commit together with the keys runs in a transaction of this
+	 * {@code DataSource}.
+	 * @return the data source, or {@code null} when it cannot be told
+	 */
+	public @Nullable DataSource getDataSource() {
+		return (this.jdbc instanceof JdbcAccessor accessor) ? accessor.getDataSource() : null;
+	}
+
 	@Override
 	public ClaimResult claim(KeyClaim claim) {
 		Assert.notNull(claim, "claim must not be null");
@@ -87,7 +101,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	public Optional<String> takeOver(String scope, String key, Duration lease) {
 		Assert.isTrue(lease != null && lease.toMillis() > 0, "lease must be positive");
 		String owner = UUID.randomUUID().toString();
-		int updated = this.jdbc.update(this.sql.takeOver, owner, lease.toMillis(), scope, key);
+		int updated = this.jdbc.update(this.sql.takeOver, owner, lease.toMillis(), lease.toMillis(), scope, key);
 		return (updated == 1) ? Optional.of(owner) : Optional.empty();
 	}
 

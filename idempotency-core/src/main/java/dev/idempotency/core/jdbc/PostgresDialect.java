@@ -9,7 +9,19 @@ final class PostgresDialect {
 	private PostgresDialect() {
 	}
 
+	/**
+	 * The statements of the key store. A row protects its key until {@code expires_at},
+	 * and an IN_PROGRESS row also for as long as its lease is live: a take-over moves
+	 * {@code expires_at} to at least the end of its new lease, and nothing that deletes
+	 * or replaces a row past {@code expires_at} touches a claim whose lease is live.
+	 */
 	static final class KeyStatements {
+
+		/**
+		 * The condition of a row that protects nothing any more, for the store and for
+		 * cleanup alike.
+		 */
+		static final String EXPIRED = "expires_at <= now() AND (status = 'DONE' OR locked_until <= now())";
 
 		final String claim;
 
@@ -34,17 +46,18 @@ final class PostgresDialect {
 			this.find = TableNames.render("""
 					SELECT scope, idempotency_key, request_hash, status, http_status, response_headers,
 					       response_body, locked_until, created_at, completed_at, expires_at,
-					       now() AS read_at, expires_at <= now() AS expired
+					       now() AS read_at, (%EXPIRED%) AS expired
 					FROM %TABLE%
 					WHERE scope = ? AND idempotency_key = ?
-					""", table);
+					""".replace("%EXPIRED%", EXPIRED), table);
 			this.deleteExpired = TableNames.render("""
 					DELETE FROM %TABLE%
-					WHERE scope = ? AND idempotency_key = ? AND expires_at <= now()
-					""", table);
+					WHERE scope = ? AND idempotency_key = ? AND %EXPIRED%
+					""".replace("%EXPIRED%", EXPIRED), table);
 			this.takeOver = TableNames.render("""
 					UPDATE %TABLE%
-					SET owner = ?, locked_until = now() + ? * interval '1 millisecond'
+					SET owner = ?, locked_until = now() + ? * interval '1 millisecond',
+					    expires_at = greatest(expires_at, now() + ? * interval '1 millisecond')
 					WHERE scope = ? AND idempotency_key = ? AND status = 'IN_PROGRESS'
 					  AND locked_until <= now() AND expires_at > now()
 					""", table);

@@ -27,12 +27,13 @@ public record RetentionTarget(String name, String table, String condition, Objec
 	}
 
 	/**
-	 * Idempotency keys whose {@code expires_at} has passed.
+	 * Idempotency keys whose {@code expires_at} has passed, except claims whose lease is
+	 * still live: their request may still be running.
 	 * @param table the key table
 	 * @return the target
 	 */
 	public static RetentionTarget idempotencyKeys(String table) {
-		return new RetentionTarget("idempotency-keys", table, "expires_at < now()");
+		return new RetentionTarget("idempotency-keys", table, PostgresDialect.KeyStatements.EXPIRED);
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.idempotency.core.jdbc;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,6 +34,12 @@ abstract class IdempotencyKeyStoreContractTests {
 
 	/** Make the retention of a key run out, as if cleanup had not run yet. */
 	protected abstract void expireRetention(String scope, String key);
+
+	/** Make the retention of a key end soon, as for a key claimed long ago. */
+	protected abstract void retentionEndsIn(String scope, String key, Duration remaining);
+
+	/** Wait until the database clock has passed an instant. */
+	protected abstract void awaitDatabaseClockPast(Instant instant);
 
 	/** Run in one transaction and roll it back at the end. */
 	protected abstract void inRolledBackTransaction(Runnable work);
@@ -164,6 +171,47 @@ abstract class IdempotencyKeyStoreContractTests {
 		assertThat(record.isLeaseExpired()).isFalse();
 		String winner = results.stream().flatMap(Optional::stream).findFirst().orElseThrow();
 		assertThat(store().complete("", key, winner, response("x"), RETENTION)).isTrue();
+	}
+
+	@Test
+	void aTakeOverNearTheEndOfTheRetentionKeepsTheKeyForItsNewLease() {
+		String key = newKey();
+		store().claim(claim("", key, "h"));
+		expireLease("", key);
+		retentionEndsIn("", key, Duration.ofSeconds(1));
+		Instant retentionEnd = store().find("", key).orElseThrow().expiresAt();
+		String owner = store().takeOver("", key, LEASE).orElseThrow();
+		awaitDatabaseClockPast(retentionEnd);
+		assertThat(store().claim(claim("", key, "h"))).isInstanceOfSatisfying(ClaimResult.Existing.class,
+				(existing) -> {
+					assertThat(existing.record().status()).isEqualTo(Status.IN_PROGRESS);
+					assertThat(existing.record().isLeaseExpired()).isFalse();
+				});
+		IdempotencyRecord record = store().find("", key).orElseThrow();
+		assertThat(record.expiresAt()).isAfterOrEqualTo(record.lockedUntil());
+		assertThat(store().complete("", key, owner, response("x"), RETENTION)).isTrue();
+	}
+
+	@Test
+	void aLiveClaimPastItsRetentionIsNeitherReplacedNorIgnored() {
+		String key = newKey();
+		String owner = ((ClaimResult.Claimed) store().claim(claim("", key, "h"))).owner();
+		expireRetention("", key);
+		assertThat(store().find("", key))
+			.hasValueSatisfying((record) -> assertThat(record.status()).isEqualTo(Status.IN_PROGRESS));
+		assertThat(store().claim(claim("", key, "other"))).isInstanceOfSatisfying(ClaimResult.Existing.class,
+				(existing) -> assertThat(existing.record().requestHash()).isEqualTo("h"));
+		assertThat(store().complete("", key, owner, response("x"), RETENTION)).isTrue();
+	}
+
+	@Test
+	void anAbandonedClaimPastItsRetentionIsFreeAgain() {
+		String key = newKey();
+		store().claim(claim("", key, "old"));
+		expireLease("", key);
+		expireRetention("", key);
+		assertThat(store().find("", key)).isEmpty();
+		assertThat(store().claim(claim("", key, "new"))).isInstanceOf(ClaimResult.Claimed.class);
 	}
 
 	@Test

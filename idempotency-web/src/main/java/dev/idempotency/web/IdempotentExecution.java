@@ -1,0 +1,481 @@
+package dev.idempotency.web;
+
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.KeyClaim;
+import dev.idempotency.core.StoredResponse;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.util.WebUtils;
+
+/**
+ * One request under {@code @Idempotent}, from its claim to its answer: claim the key (or
+ * settle with the record that holds it), run the handler in the business transaction,
+ * complete the key with the response in that transaction, and release the response only
+ * after the commit. A failed request gives its claim back.
+ */
+final class IdempotentExecution {
+
+	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
+
+	private final Settings settings;
+
+	private final IdempotentEndpoint endpoint;
+
+	private final String scope;
+
+	private final String key;
+
+	private final String fingerprint;
+
+	private final HttpServletRequest request;
+
+	private final HttpServletResponse response;
+
+	private final ClaimMode mode;
+
+	private final Duration lease;
+
+	private final Duration retention;
+
+	private final String keyHash;
+
+	IdempotentExecution(Settings settings, IdempotentEndpoint endpoint, String scope, String key, String fingerprint,
+			HttpServletRequest request, HttpServletResponse response) {
+		this.settings = settings;
+		this.endpoint = endpoint;
+		this.scope = scope;
+		this.key = key;
+		this.fingerprint = fingerprint;
+		this.request = request;
+		this.response = response;
+		this.mode = settings.mode(endpoint);
+		this.lease = settings.lease(endpoint);
+		this.retention = settings.retention(endpoint);
+		this.keyHash = hash(scope, key);
+	}
+
+	void run(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
+		if (this.mode == ClaimMode.TWO_PHASE) {
+			runTwoPhase(target, chain);
+		}
+		else {
+			runSingleTransaction(target, chain);
+		}
+	}
+
+	private void runTwoPhase(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
+		ClaimResult result = transactions().outside(this::timedClaim);
+		String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
+				: settle(((ClaimResult.Existing) result).record());
+		if (owner == null) {
+			return;
+		}
+		TransactionStatus transaction;
+		try {
+			transaction = transactions().begin(transactionName());
+		}
+		catch (RuntimeException ex) {
+			release(owner);
+			throw ex;
+		}
+		try {
+			execute(transaction, owner, target, chain);
+		}
+		finally {
+			if (!transaction.isCompleted()) {
+				rollBackAndRelease(transaction, owner);
+			}
+		}
+	}
+
+	private void runSingleTransaction(IdempotentRequest target, FilterChain chain)
+			throws ServletException, IOException {
+		TransactionStatus transaction = transactions().begin(transactionName());
+		try {
+			String owner = claimInTransaction();
+			if (owner != null) {
+				execute(transaction, owner, target, chain);
+			}
+		}
+		finally {
+			if (!transaction.isCompleted()) {
+				transactions().rollback(transaction);
+			}
+		}
+	}
+
+	private @Nullable String claimInTransaction() throws IOException {
+		JdbcOperations jdbc = this.settings.jdbc();
+		jdbc.execute("SET LOCAL lock_timeout = " + this.settings.lockTimeout().toMillis());
+		ClaimResult result;
+		try {
+			result = timedClaim();
+		}
+		catch (RuntimeException ex) {
+			if (!isLockTimeout(ex)) {
+				throw ex;
+			}
+			log.debug("Key " + this.keyHash + " still held after the lock timeout");
+			responses().keyInUse(this.request, this.response, Duration.ofSeconds(1), this.keyHash);
+			return null;
+		}
+		jdbc.execute("SET LOCAL lock_timeout TO DEFAULT");
+		return (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
+				: settle(((ClaimResult.Existing) result).record());
+	}
+
+	/**
+	 * Answer a request whose key already has a record, or take an abandoned claim over.
+	 * @return the owner token after a take-over; {@code null} when answered
+	 */
+	private @Nullable String settle(IdempotencyRecord record) throws IOException {
+		if (!record.matches(this.fingerprint)) {
+			responses().keyReused(this.request, this.response, this.keyHash);
+			return null;
+		}
+		if (record.status() == IdempotencyRecord.Status.DONE) {
+			responses().replay(record, this.request, this.response, this.keyHash);
+			return null;
+		}
+		if (!record.isLeaseExpired()) {
+			responses().keyInUse(this.request, this.response, record.remainingLease(), this.keyHash);
+			return null;
+		}
+		if (this.settings.abandonedClaimPolicy(this.endpoint) == AbandonedClaimPolicy.REFUSE) {
+			responses().abandoned(this.request, this.response, this.keyHash);
+			return null;
+		}
+		Optional<String> owner = inClaimTransaction(() -> store().takeOver(this.scope, this.key, this.lease));
+		if (owner.isPresent()) {
+			log.info("Key " + this.keyHash + " was abandoned by the request that claimed it; taking it over");
+			return owner.get();
+		}
+		Optional<IdempotencyRecord> now = inClaimTransaction(() -> store().find(this.scope, this.key));
+		if (now.isPresent() && now.get().status() == IdempotencyRecord.Status.DONE
+				&& now.get().matches(this.fingerprint)) {
+			responses().replay(now.get(), this.request, this.response, this.keyHash);
+		}
+		else {
+			responses().keyInUse(this.request, this.response, Duration.ofSeconds(1), this.keyHash);
+		}
+		return null;
+	}
+
+	private void execute(TransactionStatus transaction, String owner, IdempotentRequest target, FilterChain chain)
+			throws ServletException, IOException {
+		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
+		this.settings.metrics().executed(IdempotencyMetrics.WEB);
+		runHandler(transaction, target, chain, buffered);
+		int status = buffered.getStatus();
+		Throwable failure = failure(target);
+		if (buffered.isOverflowed()) {
+			rollBackAndRelease(transaction, owner);
+			responses().responseTooLarge(this.request, this.response, this.settings.maxResponseSize(), this.keyHash);
+			return;
+		}
+		if ((failure != null && !ran(failure)) || status >= 500
+				|| this.settings.releasedClientErrors().contains(status)) {
+			// Nothing to remember: Spring MVC refused the request before the handler ran
+			// (a body it could not read, an argument it could not bind or validate), or
+			// the outcome is not final. The corrected or later request uses the same key.
+			rollBackAndRelease(transaction, owner);
+			log.debug("Key " + this.keyHash + " released after status " + status);
+			buffered.release();
+			return;
+		}
+		if (buffered.getErrorStatus() != null) {
+			buffered.renderError(Problems.CONTENT_TYPE,
+					Problems.body(this.request, status, null, Problems.title(status), null));
+		}
+		StoredResponse stored = capture(buffered, status);
+		if (failure != null || transaction.isRollbackOnly()) {
+			// The handler failed (an exception it threw was resolved into a response, or
+			// its transaction was marked rollback-only): its work is rolled back and only
+			// a decided outcome is kept.
+			transactions().rollback(transaction);
+			if (failure != null || status >= 400) {
+				storeAfterRollback(owner, stored);
+				buffered.release();
+			}
+			else {
+				release(owner);
+				responses().commitFailed(this.request, this.response, null, this.keyHash);
+			}
+			return;
+		}
+		commit(transaction, owner, stored, buffered);
+	}
+
+	private void runHandler(TransactionStatus transaction, IdempotentRequest target, FilterChain chain,
+			BufferedResponse buffered) throws ServletException, IOException {
+		try {
+			chain.doFilter(target, buffered);
+		}
+		catch (ServletException | IOException | RuntimeException | Error ex) {
+			if (!this.response.isCommitted()) {
+				this.response.reset();
+			}
+			if (target.isAsyncRefused()) {
+				keepClaimForWorkElsewhere(transaction);
+			}
+			throw ex;
+		}
+		if (target.isAsyncRefused() || target.isAsyncStarted()) {
+			keepClaimForWorkElsewhere(transaction);
+			this.response.reset();
+			throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
+					+ " returned an asynchronous result, which cannot be held until its transaction commits");
+		}
+	}
+
+	/**
+	 * Complete the key with the response in the business transaction, commit, and only
+	 * then send the response.
+	 */
+	private void commit(TransactionStatus transaction, String owner, StoredResponse stored, BufferedResponse buffered)
+			throws IOException {
+		if (!store().complete(this.scope, this.key, owner, stored, this.retention)) {
+			transactions().rollback(transaction);
+			responses().claimLost(this.request, this.response, this.keyHash);
+			return;
+		}
+		try {
+			transactions().commit(transaction);
+		}
+		catch (RuntimeException ex) {
+			release(owner);
+			responses().commitFailed(this.request, this.response, ex, this.keyHash);
+			return;
+		}
+		buffered.release();
+	}
+
+	private void rollBackAndRelease(TransactionStatus transaction, String owner) {
+		transactions().rollback(transaction);
+		release(owner);
+	}
+
+	/**
+	 * The handler returned an asynchronous result, refused before Spring MVC handed it to
+	 * another thread. Its work in the transaction is rolled back, but a future or a
+	 * deferred result it started may still be running elsewhere, out of reach: the key
+	 * stays claimed until the lease ends, as after a crash, so that no retry runs beside
+	 * that work.
+	 */
+	private void keepClaimForWorkElsewhere(TransactionStatus transaction) {
+		transactions().rollback(transaction);
+		if (this.mode != ClaimMode.TWO_PHASE) {
+			// The claim was part of the rolled-back transaction: claim again, on its own.
+			try {
+				transactions().outside(this::timedClaim);
+			}
+			catch (RuntimeException ex) {
+				log.warn("Could not keep key " + this.keyHash + " claimed", ex);
+			}
+		}
+		log.error("@Idempotent handler " + this.endpoint.name() + " returned an asynchronous result at run time;"
+				+ " its work is rolled back and key " + this.keyHash + " stays claimed until its lease ends ("
+				+ this.lease + ")");
+	}
+
+	/**
+	 * The exception that Spring MVC resolved into the response, if any.
+	 */
+	private static @Nullable Throwable failure(HttpServletRequest request) {
+		Object failure = request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE);
+		if (failure == null) {
+			failure = request.getAttribute(WebUtils.ERROR_EXCEPTION_ATTRIBUTE);
+		}
+		return (failure instanceof Throwable throwable) ? throwable : null;
+	}
+
+	/**
+	 * Whether a failure came from within the handler method: its frame is on the stack of
+	 * the exception or of one of its causes. Spring MVC offers no hook between resolving
+	 * the arguments (and validating them) and calling the method, but what it throws
+	 * before the call cannot have the method on its stack, and what the handler throws
+	 * always has, whatever proxies and interceptors sit in between. An exception without
+	 * a stack trace counts as thrown before the call: the key is then released rather
+	 * than stored, the safe side, since the work is rolled back either way.
+	 */
+	private boolean ran(Throwable failure) {
+		Method method = this.endpoint.method();
+		String type = method.getDeclaringClass().getName();
+		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+		for (Throwable cause = failure; cause != null && seen.add(cause); cause = cause.getCause()) {
+			for (StackTraceElement frame : cause.getStackTrace()) {
+				if (frame.getMethodName().equals(method.getName()) && frame.getClassName().equals(type)) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+	private StoredResponse capture(BufferedResponse buffered, int status) {
+		byte[] body = buffered.getBody();
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		String contentType = buffered.getContentType();
+		if (contentType != null) {
+			headers.put(HttpHeaders.CONTENT_TYPE, List.of(contentType));
+		}
+		for (String name : this.settings.replayedHeaders()) {
+			Collection<String> values = buffered.getHeaders(name);
+			if (values != null && !values.isEmpty()) {
+				headers.put(name, List.copyOf(values));
+			}
+		}
+		if (body.length > this.settings.maxStoredBodySize()) {
+			headers.put(ProtocolResponses.BODY_OMITTED_HEADER, List.of(Integer.toString(body.length)));
+			body = new byte[0];
+		}
+		return new StoredResponse(status, headers, body);
+	}
+
+	private void storeAfterRollback(String owner, StoredResponse stored) {
+		try {
+			if (this.mode == ClaimMode.TWO_PHASE) {
+				transactions().outside(() -> store().complete(this.scope, this.key, owner, stored, this.retention));
+			}
+			else {
+				transactions().inNewTransaction(transactionName(), () -> {
+					if (store().claim(claim()) instanceof ClaimResult.Claimed claimed) {
+						store().complete(this.scope, this.key, claimed.owner(), stored, this.retention);
+					}
+				});
+			}
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not store the client error of key " + this.keyHash + "; a retry will run again", ex);
+		}
+	}
+
+	private void release(String owner) {
+		if (this.mode != ClaimMode.TWO_PHASE) {
+			// The claim was part of the rolled-back transaction.
+			return;
+		}
+		try {
+			transactions().outside(() -> store().release(this.scope, this.key, owner));
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not release key " + this.keyHash + "; a retry can run once its lease expires", ex);
+		}
+	}
+
+	private ClaimResult timedClaim() {
+		return this.settings.metrics()
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(claim()));
+	}
+
+	private KeyClaim claim() {
+		return new KeyClaim(this.scope, this.key, this.fingerprint, this.lease, this.retention);
+	}
+
+	private <T> T inClaimTransaction(Supplier<T> action) {
+		return (this.mode == ClaimMode.TWO_PHASE) ? transactions().outside(action) : action.get();
+	}
+
+	private String transactionName() {
+		return "@Idempotent " + this.endpoint.name();
+	}
+
+	private IdempotencyKeyStore store() {
+		return this.settings.store();
+	}
+
+	private StoreTransactions transactions() {
+		return this.settings.transactions();
+	}
+
+	private ProtocolResponses responses() {
+		return this.settings.responses();
+	}
+
+	/**
+	 * What the logs name a key by: the start of a hash, never the key itself.
+	 */
+	static String hash(String scope, String key) {
+		MessageDigest sha256;
+		try {
+			sha256 = MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+		sha256.update(scope.getBytes(StandardCharsets.UTF_8));
+		sha256.update((byte) 0);
+		sha256.update(key.getBytes(StandardCharsets.UTF_8));
+		return HexFormat.of().formatHex(sha256.digest(), 0, 8);
+	}
+
+	private static boolean isLockTimeout(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sqlException && "55P03".equals(sqlException.getSQLState())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * What all requests of one filter share: where keys live, the transactions they run
+	 * in, the defaults of the handlers that do not choose, and what is kept of a
+	 * response.
+	 */
+	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, JdbcOperations jdbc,
+			IdempotencyMetrics metrics, ProtocolResponses responses, ClaimMode defaultMode, Duration defaultLease,
+			Duration defaultRetention, Duration lockTimeout, AbandonedClaimPolicy defaultAbandonedClaimPolicy,
+			long maxStoredBodySize, long maxResponseSize, List<String> replayedHeaders,
+			Collection<Integer> releasedClientErrors) {
+
+		ClaimMode mode(IdempotentEndpoint endpoint) {
+			return (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;
+		}
+
+		Duration lease(IdempotentEndpoint endpoint) {
+			return (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
+		}
+
+		Duration retention(IdempotentEndpoint endpoint) {
+			return (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
+		}
+
+		AbandonedClaimPolicy abandonedClaimPolicy(IdempotentEndpoint endpoint) {
+			return (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy;
+		}
+
+	}
+
+}

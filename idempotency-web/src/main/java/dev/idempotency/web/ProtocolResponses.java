@@ -1,0 +1,183 @@
+package dev.idempotency.web;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+
+import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.StoredResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.util.Assert;
+
+/**
+ * The answers of the protocol itself, given instead of the handler's: the replay of a
+ * stored response, and the problem details of a request that must not run. Each outcome
+ * is counted in the metrics. Keys are logged by their hash only.
+ */
+final class ProtocolResponses {
+
+	/** The response header that marks a replayed response. */
+	static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+	/**
+	 * A stored header that marks a response whose body was over the size cap; it is never
+	 * sent to a client.
+	 */
+	static final String BODY_OMITTED_HEADER = "Idempotency-Body-Omitted";
+
+	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
+
+	private final IdempotencyMetrics metrics;
+
+	ProtocolResponses(IdempotencyMetrics metrics) {
+		Assert.notNull(metrics, "metrics must not be null");
+		this.metrics = metrics;
+	}
+
+	/**
+	 * Answer a request without a valid key.
+	 * @param detail what is wrong with the key, or {@code null} when it is missing
+	 */
+	void invalidKey(HttpServletRequest request, HttpServletResponse response, @Nullable String detail)
+			throws IOException {
+		if (detail == null) {
+			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.MISSING_KEY,
+					"Missing Idempotency-Key", "This operation requires an Idempotency-Key header.", null);
+		}
+		else {
+			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.INVALID_KEY,
+					"Invalid Idempotency-Key", detail, null);
+		}
+	}
+
+	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, long limit) throws IOException {
+		log.debug("Refused a request body over " + limit + " bytes");
+		Problems.send(request, response, HttpStatus.CONTENT_TOO_LARGE, IdempotencyProblemTypes.REQUEST_TOO_LARGE,
+				"Request too large",
+				"The request body is larger than the " + limit
+						+ " bytes this operation accepts. Nothing was done, and the Idempotency-Key was not used.",
+				null);
+	}
+
+	void bodyTooComplex(HttpServletRequest request, HttpServletResponse response, Exception ex) throws IOException {
+		log.debug("Refused a JSON body beyond the limits of its fingerprint", ex);
+		Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.BODY_TOO_COMPLEX,
+				"Request too complex", "The JSON body is nested too deeply, or holds a number or a name that is too"
+						+ " long. Nothing was done, and the Idempotency-Key was not used.",
+				null);
+	}
+
+	void responseTooLarge(HttpServletRequest request, HttpServletResponse response, long limit, String keyHash)
+			throws IOException {
+		log.error("The response to key " + keyHash + " was larger than the " + limit + " bytes held until the commit"
+				+ " (idempotency.web.max-response-size); its work is rolled back and the key released");
+		Problems.send(request, response, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.RESPONSE_TOO_LARGE,
+				"Response too large", "The response was too large to be held until the operation committed, so"
+						+ " nothing was done. Retrying with the same Idempotency-Key runs it again.",
+				null);
+	}
+
+	void keyReused(HttpServletRequest request, HttpServletResponse response, String keyHash) throws IOException {
+		this.metrics.fingerprintMismatch(IdempotencyMetrics.WEB);
+		log.debug("Key " + keyHash + " reused with a different request");
+		Problems.send(request, response, HttpStatus.UNPROCESSABLE_CONTENT, IdempotencyProblemTypes.KEY_REUSED,
+				"Idempotency-Key reused", "This Idempotency-Key was already used for a different request (method,"
+						+ " path or body). Send a new key for a new request.",
+				null);
+	}
+
+	void keyInUse(HttpServletRequest request, HttpServletResponse response, Duration retryAfter, String keyHash)
+			throws IOException {
+		this.metrics.inProgressConflict(IdempotencyMetrics.WEB);
+		log.debug("Key " + keyHash + " is in use");
+		Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.KEY_IN_USE, "Request in progress",
+				"A request with this Idempotency-Key is still being processed. Retry after it completes.", retryAfter);
+	}
+
+	void abandoned(HttpServletRequest request, HttpServletResponse response, String keyHash) throws IOException {
+		log.warn("Key " + keyHash + " was abandoned by the request that claimed it; refusing to run it again until"
+				+ " it is reviewed");
+		Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.ABANDONED_CLAIM,
+				"Request abandoned", "A request with this Idempotency-Key started but did not finish in time. It must"
+						+ " be reviewed before it is retried.",
+				null);
+	}
+
+	void claimLost(HttpServletRequest request, HttpServletResponse response, String keyHash) throws IOException {
+		log.warn("Key " + keyHash + " was taken over by another request while this one ran; its work is rolled"
+				+ " back");
+		Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.CLAIM_LOST, "Claim lost",
+				"This request ran longer than its lease and another request with the same Idempotency-Key took"
+						+ " over; this request's work was rolled back.",
+				null);
+	}
+
+	void commitFailed(HttpServletRequest request, HttpServletResponse response, @Nullable Exception ex, String keyHash)
+			throws IOException {
+		log.warn("The transaction of key " + keyHash + " did not commit; nothing was done", ex);
+		Problems.send(request, response, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.COMMIT_FAILED,
+				"Not committed",
+				"The operation could not be committed and nothing was done. Retry with the same Idempotency-Key.",
+				null);
+	}
+
+	/**
+	 * Replay the stored response of a completed key, or explain why it cannot be.
+	 */
+	void replay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response, String keyHash)
+			throws IOException {
+		IdempotencyMetrics.Timing timing = this.metrics.start(IdempotencyMetrics.Operation.REPLAY,
+				IdempotencyMetrics.WEB);
+		try {
+			writeReplay(record, request, response, keyHash);
+		}
+		catch (IOException | RuntimeException | Error ex) {
+			timing.stop(ex);
+			throw ex;
+		}
+		timing.stop();
+	}
+
+	private void writeReplay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response,
+			String keyHash) throws IOException {
+		StoredResponse stored = record.response();
+		Assert.state(stored != null, "A DONE record has a response");
+		List<String> omitted = stored.headers().get(BODY_OMITTED_HEADER);
+		if (omitted != null) {
+			Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.RESPONSE_NOT_STORED,
+					"Response not stored",
+					"A request with this Idempotency-Key was already done (status " + stored.status()
+							+ "), but its response of " + omitted.get(0)
+							+ " bytes was over the storage limit and cannot be replayed.",
+					null);
+			return;
+		}
+		this.metrics.replayed(IdempotencyMetrics.WEB);
+		log.debug("Key " + keyHash + " replayed");
+		response.setStatus(stored.status());
+		stored.headers().forEach((name, values) -> {
+			if (HttpHeaders.CONTENT_TYPE.equalsIgnoreCase(name)) {
+				response.setContentType(values.get(0));
+			}
+			else {
+				values.forEach((value) -> response.addHeader(name, value));
+			}
+		});
+		response.setHeader(REPLAYED_HEADER, "true");
+		byte[] body = stored.body();
+		response.setContentLength(body.length);
+		if (body.length > 0) {
+			response.getOutputStream().write(body);
+		}
+		response.flushBuffer();
+	}
+
+}

@@ -1,0 +1,214 @@
+package dev.idempotency.web;
+
+import java.lang.reflect.Method;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+import javax.sql.DataSource;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.BeanFactoryUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
+import org.springframework.transaction.support.ResourceTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.Assert;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * The transactions of {@code @Idempotent} requests, on the transaction manager of the key
+ * store's {@link DataSource}: the business transaction that the handler runs in, and the
+ * short ones outside it in which two-phase claims are taken and given back.
+ * <p>
+ * Only a transaction of that {@code DataSource} makes the handler's writes and the
+ * completion of its key commit together. Another transaction manager (Kafka's, that of
+ * another database) would let the writes commit on their own, so the transaction manager
+ * is checked when the application starts, and each business transaction is checked to
+ * hold a connection of that {@code DataSource}.
+ */
+final class StoreTransactions {
+
+	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
+
+	private static final TransactionDefinition OUTSIDE = new DefaultTransactionDefinition(
+			TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+
+	private static final String FIX = "Set idempotency.web.transaction-manager (IdempotencyFilter#setTransactionManagerName"
+			+ " without Spring Boot) to the name of a transaction manager of that DataSource, or define one (a"
+			+ " DataSourceTransactionManager, JdbcTransactionManager or JpaTransactionManager).";
+
+	private final PlatformTransactionManager transactionManager;
+
+	private final DataSource dataSource;
+
+	StoreTransactions(PlatformTransactionManager transactionManager, DataSource dataSource) {
+		Assert.notNull(transactionManager, "transactionManager must not be null");
+		Assert.notNull(dataSource, "dataSource must not be null");
+		this.transactionManager = transactionManager;
+		this.dataSource = unwrap(dataSource);
+	}
+
+	/**
+	 * Find the transaction manager of the key store's {@code DataSource}: the one given,
+	 * the one named, or the only one in the context that manages that {@code DataSource}
+	 * (or the primary one among several).
+	 * @param handler the handler that needs it, for the message
+	 * @throws IllegalStateException naming the fix when there is none
+	 */
+	static PlatformTransactionManager find(@Nullable PlatformTransactionManager given, @Nullable String name,
+			DataSource dataSource, @Nullable ListableBeanFactory beans, String handler) {
+		DataSource target = unwrap(dataSource);
+		String needs = "@Idempotent handler " + handler
+				+ " must run in a transaction of the DataSource of the idempotency keys";
+		if (given != null || name != null) {
+			PlatformTransactionManager chosen = (name == null || given != null) ? given : named(name, beans, needs);
+			Assert.state(chosen != null, "No transaction manager");
+			if (!manages(chosen, target)) {
+				String which = (name == null || given != null)
+						? "The transaction manager given to the IdempotencyFilter (" + chosen.getClass().getSimpleName()
+								+ ")"
+						: "Transaction manager " + describe(name, chosen);
+				throw new IllegalStateException(
+						needs + ". " + which + " does not manage the DataSource of the idempotency keys. " + FIX);
+			}
+			return chosen;
+		}
+		Map<String, PlatformTransactionManager> all = (beans != null)
+				? BeanFactoryUtils.beansOfTypeIncludingAncestors(beans, PlatformTransactionManager.class, true, false)
+				: Map.of();
+		List<String> candidates = all.entrySet()
+			.stream()
+			.filter((entry) -> manages(entry.getValue(), target))
+			.map(Map.Entry::getKey)
+			.toList();
+		if (candidates.size() == 1) {
+			return all.get(candidates.get(0));
+		}
+		if (candidates.isEmpty()) {
+			throw new IllegalStateException(needs + ", and no transaction manager manages it"
+					+ (all.isEmpty() ? "" : " (found: " + describe(all, all.keySet()) + ")") + ". " + FIX);
+		}
+		Assert.state(beans != null, "No bean factory");
+		PlatformTransactionManager primary = beans.getBeanProvider(PlatformTransactionManager.class).getIfUnique();
+		if (primary != null && candidates.stream().anyMatch((candidate) -> all.get(candidate) == primary)) {
+			return primary;
+		}
+		throw new IllegalStateException(needs + ", and several transaction managers manage it ("
+				+ describe(all, candidates) + "), none of them primary. " + FIX);
+	}
+
+	/**
+	 * Whether a transaction of this transaction manager holds a connection of the
+	 * {@code DataSource}, from its beginning.
+	 */
+	static boolean manages(PlatformTransactionManager transactionManager, DataSource dataSource) {
+		if (transactionManager instanceof ResourceTransactionManager resources
+				&& resources.getResourceFactory() instanceof DataSource managed) {
+			return unwrap(managed) == dataSource;
+		}
+		// JpaTransactionManager (and Hibernate's) bind a connection of their DataSource
+		// too; spring-orm is optional here, so ask them by the name of their getter.
+		Method getter = ReflectionUtils.findMethod(transactionManager.getClass(), "getDataSource");
+		if (getter != null && DataSource.class.isAssignableFrom(getter.getReturnType())) {
+			Object managed = ReflectionUtils.invokeMethod(getter, transactionManager);
+			return managed instanceof DataSource managedDataSource && unwrap(managedDataSource) == dataSource;
+		}
+		return false;
+	}
+
+	/**
+	 * Begin the business transaction of a request, a new one whatever runs around it.
+	 * @throws IllegalStateException when the transaction holds no connection of the key
+	 * store's {@code DataSource}
+	 */
+	TransactionStatus begin(String name) {
+		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
+				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		definition.setName(name);
+		TransactionStatus transaction = this.transactionManager.getTransaction(definition);
+		if (!TransactionSynchronizationManager.hasResource(this.dataSource)) {
+			rollback(transaction);
+			throw new IllegalStateException(name + " must run in a transaction of the DataSource of the idempotency"
+					+ " keys, and a transaction of " + this.transactionManager.getClass().getName()
+					+ " holds no connection of it: the handler's writes would commit on their own. " + FIX);
+		}
+		return transaction;
+	}
+
+	void commit(TransactionStatus transaction) {
+		this.transactionManager.commit(transaction);
+	}
+
+	/**
+	 * Roll back, and never fail: when the connection is lost (the database restarted, the
+	 * network broke) the rollback throws, but the database undoes the unfinished
+	 * transaction by itself, and whatever must happen after the rollback, such as giving
+	 * the claim back, must still happen.
+	 */
+	void rollback(TransactionStatus transaction) {
+		try {
+			this.transactionManager.rollback(transaction);
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not roll back " + transaction.getTransactionName()
+					+ "; the database rolls back a transaction whose connection is lost", ex);
+		}
+	}
+
+	/**
+	 * Run store calls outside the business transaction, each committing on its own.
+	 */
+	<T> T outside(Supplier<T> action) {
+		T result = new TransactionTemplate(this.transactionManager, OUTSIDE).execute((status) -> action.get());
+		Assert.state(result != null, "No result");
+		return result;
+	}
+
+	/**
+	 * Run store calls in a new transaction of their own.
+	 */
+	void inNewTransaction(String name, Runnable action) {
+		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
+				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		definition.setName(name);
+		new TransactionTemplate(this.transactionManager, definition).executeWithoutResult((status) -> action.run());
+	}
+
+	private static PlatformTransactionManager named(String name, @Nullable ListableBeanFactory beans, String needs) {
+		try {
+			Assert.state(beans != null, "No bean factory");
+			return beans.getBean(name, PlatformTransactionManager.class);
+		}
+		catch (NoSuchBeanDefinitionException | IllegalStateException ex) {
+			throw new IllegalStateException(
+					needs + ", and there is no transaction manager named '" + name + "'. " + FIX, ex);
+		}
+	}
+
+	private static String describe(Map<String, PlatformTransactionManager> all, Collection<String> names) {
+		return names.stream().map((name) -> describe(name, all.get(name))).collect(Collectors.joining(", "));
+	}
+
+	private static String describe(String name, PlatformTransactionManager transactionManager) {
+		return name + " (" + transactionManager.getClass().getSimpleName() + ")";
+	}
+
+	private static DataSource unwrap(DataSource dataSource) {
+		DataSource target = (dataSource instanceof TransactionAwareDataSourceProxy proxy) ? proxy.getTargetDataSource()
+				: null;
+		return (target != null) ? target : dataSource;
+	}
+
+}
