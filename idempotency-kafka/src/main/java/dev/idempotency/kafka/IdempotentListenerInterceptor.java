@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
@@ -32,6 +33,7 @@ import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.Assert;
 
 /**
  * Runs an {@link IdempotentListener @IdempotentListener} method inside a database
@@ -157,11 +159,19 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	private @Nullable Object invokeBatch(MethodInvocation invocation, ListenerMethod method, String consumerGroup,
 			TransactionTemplate transaction) throws Throwable {
 		@Nullable Object[] arguments = invocation.getArguments();
-		@Nullable Object[] delivered = arguments.clone();
-		List<String> eventIds = method.eventIds(arguments);
+		ListenerMethod.BatchIds batch = method.eventIds(arguments);
+		if (batch.missing() != null) {
+			throw processUpToMissingId(invocation, method, consumerGroup, transaction, batch);
+		}
+		List<String> eventIds = batch.ids();
 		if (eventIds.isEmpty()) {
 			return invocation.proceed();
 		}
+		// Cloned before it proceeds, so that a re-run goes through the advice after this
+		// one, as the first run does.
+		ProxyMethodInvocation rerun = (invocation instanceof ProxyMethodInvocation proxyInvocation)
+				? (ProxyMethodInvocation) proxyInvocation.invocableClone() : null;
+		@Nullable Object[] delivered = arguments.clone();
 		try {
 			return execute(transaction, (status) -> {
 				IdempotencyMetrics metrics = metrics();
@@ -207,9 +217,38 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			});
 		}
 		catch (PartialBatchFailure failure) {
-			throw recoverPartialBatch(failure, invocation, delivered, method, consumerGroup, transaction,
-					eventIds.size());
+			throw recoverPartialBatch(failure, rerun, delivered, method, consumerGroup, transaction, eventIds.size());
 		}
+	}
+
+	/**
+	 * A record of the batch has no event id. The records before it are processed (marked
+	 * and passed to the listener) in a transaction of their own, and the record is then
+	 * reported to the error handler, which commits the offsets before it, recovers it
+	 * alone (it is not worth retrying) and has the records after it delivered again.
+	 * Where the records before it cannot commit on their own (the transaction would be
+	 * joined, not started), the batch fails as a whole.
+	 */
+	private Exception processUpToMissingId(MethodInvocation invocation, ListenerMethod method, String consumerGroup,
+			TransactionTemplate transaction, ListenerMethod.BatchIds batch) throws Throwable {
+		MissingEventIdException missing = batch.missing();
+		Assert.state(missing != null, "No record without an event id");
+		int index = batch.ids().size();
+		if (index == 0) {
+			return new BatchListenerFailedException(missing.getMessage(), missing, 0);
+		}
+		if (!(invocation instanceof ProxyMethodInvocation proxyInvocation)
+				|| !Boolean.TRUE.equals(transaction.execute(TransactionStatus::isNewTransaction))) {
+			return missing;
+		}
+		ProxyMethodInvocation prefix = (ProxyMethodInvocation) proxyInvocation.invocableClone();
+		@Nullable Object[] arguments = invocation.getArguments().clone();
+		int size = ((List<?>) arguments[method.getDataIndex()]).size();
+		filter(arguments, method, IntStream.range(0, index).toArray(), index, size);
+		ignoreAcknowledgment(arguments, method);
+		prefix.setArguments(arguments);
+		invokeBatch(prefix, method, consumerGroup, transaction);
+		return new BatchListenerFailedException(missing.getMessage(), missing, index);
 	}
 
 	/**
@@ -219,24 +258,20 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	 * in the delivered batch; when that is not possible, report the first new record, so
 	 * that the error handler retries the whole new part of the batch.
 	 */
-	private BatchListenerFailedException recoverPartialBatch(PartialBatchFailure failure, MethodInvocation invocation,
-			@Nullable Object[] delivered, ListenerMethod method, String consumerGroup, TransactionTemplate transaction,
-			int size) {
+	private BatchListenerFailedException recoverPartialBatch(PartialBatchFailure failure,
+			@Nullable ProxyMethodInvocation rerun, @Nullable Object[] delivered, ListenerMethod method,
+			String consumerGroup, TransactionTemplate transaction, int size) {
 		BatchListenerFailedException reported = failure.reported;
 		Throwable cause = (reported.getCause() != null) ? reported.getCause() : reported;
 		int failed = failure.failedIndex;
 		int[] kept = failure.kept;
-		if (failed > 0 && failed < kept.length && failure.newTransaction
-				&& invocation instanceof ProxyMethodInvocation proxyInvocation) {
+		if (failed > 0 && failed < kept.length && failure.newTransaction && rerun != null) {
 			@Nullable Object[] prefix = delivered.clone();
 			filter(prefix, method, kept, failed, size);
-			int acknowledgmentIndex = method.getAcknowledgmentIndex();
-			if (acknowledgmentIndex >= 0) {
-				// Acknowledging the batch would commit the failed record's offset too.
-				prefix[acknowledgmentIndex] = IGNORED_ACKNOWLEDGMENT;
-			}
+			ignoreAcknowledgment(prefix, method);
+			rerun.setArguments(prefix);
 			try {
-				invokeBatch(proxyInvocation.invocableClone(prefix), method, consumerGroup, transaction);
+				invokeBatch(rerun, method, consumerGroup, transaction);
 			}
 			catch (Throwable ex) {
 				return new BatchListenerFailedException(
@@ -249,6 +284,17 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		return new BatchListenerFailedException(
 				"@IdempotentListener batch failed and was rolled back; retrying from its first new record", cause,
 				kept[0]);
+	}
+
+	/**
+	 * The error handler commits the offsets of the records before a failed one; an
+	 * acknowledgment of the batch would commit the failed record's offset too.
+	 */
+	private static void ignoreAcknowledgment(@Nullable Object[] arguments, ListenerMethod method) {
+		int acknowledgmentIndex = method.getAcknowledgmentIndex();
+		if (acknowledgmentIndex >= 0) {
+			arguments[acknowledgmentIndex] = IGNORED_ACKNOWLEDGMENT;
+		}
 	}
 
 	private static int failedIndex(BatchListenerFailedException ex, @Nullable Object data) {

@@ -251,30 +251,50 @@ final class ListenerMethod {
 	}
 
 	/**
-	 * Return the event ids of a batch listener's invocation, in order.
+	 * Return the event ids of a batch listener's invocation, in order, up to the first
+	 * record without one.
 	 */
-	List<String> eventIds(@Nullable Object[] arguments) {
+	BatchIds eventIds(@Nullable Object[] arguments) {
 		List<?> data = (List<?>) arguments[this.dataIndex];
 		List<String> ids = new ArrayList<>((data != null) ? data.size() : 0);
 		if (data != null) {
 			for (int i = 0; i < data.size(); i++) {
-				ids.add(requireId(eventIdAt(arguments, data.get(i), i), i));
+				String id = eventIdAt(arguments, data.get(i), i);
+				if (!StringUtils.hasText(id)) {
+					return new BatchIds(ids, missingId(i));
+				}
+				ids.add(id);
 			}
 		}
-		return ids;
+		return new BatchIds(ids, null);
 	}
 
 	private String requireId(@Nullable String id, int index) {
 		if (!StringUtils.hasText(id)) {
-			String source = (this.eventIdExpression != null)
-					? "expression '" + this.eventIdExpression.getExpressionString() + "'"
-					: this.useOffset ? "record position" : "header '" + this.headerName + "'";
-			throw new MissingEventIdException("No event id (" + source + ") for "
-					+ ((index >= 0) ? "record " + index + " of the batch of " : "a record of ")
-					+ this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName()
-					+ "; it is not processed");
+			throw missingId(index);
 		}
 		return id;
+	}
+
+	private MissingEventIdException missingId(int index) {
+		String source = (this.eventIdExpression != null)
+				? "expression '" + this.eventIdExpression.getExpressionString() + "'"
+				: this.useOffset ? "record position" : "header '" + this.headerName + "'";
+		return new MissingEventIdException("No event id (" + source + ") for "
+				+ ((index >= 0) ? "record " + index + " of the batch of " : "a record of ")
+				+ this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName()
+				+ "; it is not processed");
+	}
+
+	/**
+	 * The event ids of a batch: one per record up to the first record without an id,
+	 * whose position is then the number of ids.
+	 *
+	 * @param ids the ids, in order
+	 * @param missing the failure for the first record without an id, if any
+	 */
+	record BatchIds(List<String> ids, @Nullable MissingEventIdException missing) {
+
 	}
 
 	private @Nullable String eventIdAt(@Nullable Object[] arguments, @Nullable Object data, int index) {

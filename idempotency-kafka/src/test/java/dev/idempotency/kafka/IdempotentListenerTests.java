@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
+import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
 import dev.idempotency.kafka.ListenerTestConfiguration.Listeners;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
@@ -49,6 +50,9 @@ class IdempotentListenerTests {
 
 	@Autowired
 	private KafkaListenerEndpointRegistry registry;
+
+	@Autowired
+	private DeliveryAttempts attempts;
 
 	@Autowired
 	private Admin admin;
@@ -140,7 +144,7 @@ class IdempotentListenerTests {
 		String eventId = newId("fail-always");
 		String payload = "fail-always-" + eventId;
 		send(this.kafka, "failing-events", eventId, payload);
-		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "failing-events.DLT",
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "failing-events-dlt",
 				payload);
 		assertThat(new String(dead.headers().lastHeader("event-id").value(), StandardCharsets.UTF_8))
 			.isEqualTo(eventId);
@@ -156,7 +160,7 @@ class IdempotentListenerTests {
 	void recordWithoutEventIdHeaderGoesToTheDeadLetterTopicWithoutBeingProcessed() throws Exception {
 		String payload = newId("no-id");
 		send(this.kafka, "payload-events", null, payload);
-		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "payload-events.DLT",
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "payload-events-dlt",
 				payload);
 		// A required @Header argument fails before the listener is invoked.
 		assertThat(exceptionMessage(dead)).contains("Missing header 'event-id'");
@@ -170,7 +174,7 @@ class IdempotentListenerTests {
 	@Test
 	void recordWhoseExpressionYieldsNoIdGoesToTheDeadLetterTopicWithoutBeingProcessed() throws Exception {
 		send(this.kafka, "record-events", null, ":no-id");
-		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "record-events.DLT",
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "record-events-dlt",
 				":no-id");
 		assertThat(exceptionMessage(dead)).contains("No event id (expression 'split(':')[0]')");
 		String sentinel = newId("sentinel");
@@ -178,6 +182,17 @@ class IdempotentListenerTests {
 		assertThat(this.calls.until("record", sentinel)).containsExactly(sentinel);
 		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM effect WHERE payload = ':no-id'", Integer.class))
 			.isZero();
+	}
+
+	@Test
+	void recordWithoutEventIdIsDeadLetteredAtItsFirstFailureByTheDocumentedRecipe() throws Exception {
+		String payload = ":" + newId("no-id");
+		send(this.kafka, "record-events", null, payload);
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "record-events-dlt",
+				payload);
+		assertThat(exceptionMessage(dead)).contains("No event id");
+		// The recipe retries twice; a MissingEventIdException is not worth retrying.
+		assertThat(this.attempts.of(payload)).containsExactly(1);
 	}
 
 	@Test
