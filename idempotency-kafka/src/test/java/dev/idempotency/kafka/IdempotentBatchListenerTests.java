@@ -8,6 +8,8 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
+import dev.idempotency.kafka.ListenerTestConfiguration.CountingAdvice;
+import dev.idempotency.kafka.ListenerTestConfiguration.CountingTransactionManager;
 import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
@@ -53,6 +55,12 @@ class IdempotentBatchListenerTests {
 
 	@Autowired
 	private DeliveryAttempts attempts;
+
+	@Autowired
+	private CountingAdvice countingAdvice;
+
+	@Autowired
+	private CountingTransactionManager transactionManager;
 
 	@Autowired
 	private Admin admin;
@@ -178,6 +186,40 @@ class IdempotentBatchListenerTests {
 		assertThat(awaitCommitted("default-handler-batch-group", new TopicPartition(last.topic(), last.partition()),
 				last.offset() + 1))
 			.isEqualTo(last.offset() + 1);
+	}
+
+	@Test
+	void rerunOfTheRecordsBeforeAFailedOneGoesThroughTheAdviceOrderedAfterTheLibrarys() throws Exception {
+		MessageListenerContainer container = this.registry.getListenerContainer("advisedBatch");
+		container.stop();
+		String good1 = newId("good1");
+		String good2 = newId("good2");
+		String bad = newId("bad");
+		String good3 = newId("good3");
+		String badPayload = "bad-always-" + bad;
+		send(this.kafka, "advised-batch-events", good1, "payload");
+		send(this.kafka, "advised-batch-events", good2, "payload");
+		send(this.kafka, "advised-batch-events", bad, badPayload);
+		send(this.kafka, "advised-batch-events", good3, "payload");
+		container.start();
+		KafkaTestSupport.readUntil(this.bootstrapServers, "advised-batch-events-dlt", badPayload);
+		this.calls.until("advisedBatch", good3);
+		awaitEffect("advisedBatch", good3);
+		List<List<String>> advised = this.countingAdvice.invocations()
+			.stream()
+			.filter((ids) -> ids.contains(good1) || ids.contains(good3))
+			.toList();
+		// The failed batch, the re-run of the records before the failed one, then the
+		// rest.
+		assertThat(advised).startsWith(List.of(good1, good2, bad, good3), List.of(good1, good2));
+		// Each invocation went through the listener's @Transactional, which joined the
+		// library's transaction.
+		assertThat(this.transactionManager.names()).filteredOn((name) -> name.endsWith("onAdvisedBatch"))
+			.hasSameSizeAs(this.countingAdvice.invocations());
+		for (String id : List.of(good1, good2, good3)) {
+			assertThat(effects("advisedBatch", id)).as(id).isOne();
+		}
+		assertThat(effects("advisedBatch", bad)).isZero();
 	}
 
 	private void assertGood3ProcessedAfterGood1AndGood2(String listener, String good1, String good2, String good3) {

@@ -1,5 +1,9 @@
 package dev.idempotency.kafka;
 
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -19,6 +23,8 @@ import dev.idempotency.core.EventHeaders;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -30,10 +36,13 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -55,8 +64,10 @@ import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -100,8 +111,27 @@ class ListenerTestConfiguration {
 	}
 
 	@Bean
-	DataSourceTransactionManager transactionManager(DataSource dataSource) {
-		return new DataSourceTransactionManager(dataSource);
+	CountingTransactionManager transactionManager(DataSource dataSource) {
+		return new CountingTransactionManager(dataSource);
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static CountingAdvice countingAdvice() {
+		return new CountingAdvice();
+	}
+
+	/**
+	 * Advice that a user orders after the library's (metrics, tracing), on
+	 * {@link Counted @Counted} methods.
+	 */
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static DefaultPointcutAdvisor countingAdvisor(CountingAdvice countingAdvice) {
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
+				new AnnotationMatchingPointcut(null, Counted.class, true), countingAdvice);
+		advisor.setOrder(Ordered.LOWEST_PRECEDENCE);
+		return advisor;
 	}
 
 	@Bean
@@ -286,6 +316,65 @@ class ListenerTestConfiguration {
 	}
 
 	/**
+	 * Marks the methods that {@link CountingAdvice} advises.
+	 */
+	@Target(ElementType.METHOD)
+	@Retention(RetentionPolicy.RUNTIME)
+	@interface Counted {
+
+	}
+
+	/**
+	 * Records the event ids of every batch it sees on its way to a listener.
+	 */
+	static class CountingAdvice implements MethodInterceptor {
+
+		private final List<List<String>> invocations = new CopyOnWriteArrayList<>();
+
+		@Override
+		public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+			List<?> records = (List<?>) invocation.getArguments()[0];
+			this.invocations.add(records.stream()
+				.map((record) -> new String(
+						((ConsumerRecord<?, ?>) record).headers().lastHeader(EventHeaders.EVENT_ID).value()))
+				.toList());
+			return invocation.proceed();
+		}
+
+		List<List<String>> invocations() {
+			return this.invocations;
+		}
+
+	}
+
+	/**
+	 * Records which {@code @Transactional} methods asked it for a transaction, so that
+	 * tests can tell that a method went through its transaction advice.
+	 */
+	static class CountingTransactionManager extends DataSourceTransactionManager {
+
+		private final List<String> names = new CopyOnWriteArrayList<>();
+
+		CountingTransactionManager(DataSource dataSource) {
+			super(dataSource);
+		}
+
+		@Override
+		protected void prepareSynchronization(DefaultTransactionStatus status, TransactionDefinition definition) {
+			// Called for new and for participating transactions alike.
+			if (definition.getName() != null) {
+				this.names.add(definition.getName());
+			}
+			super.prepareSynchronization(status, definition);
+		}
+
+		List<String> names() {
+			return this.names;
+		}
+
+	}
+
+	/**
 	 * The delivery attempts the error handler saw fail, per record value.
 	 */
 	static class DeliveryAttempts implements RetryListener {
@@ -421,6 +510,25 @@ class ListenerTestConfiguration {
 				if (id.startsWith("fail-once")
 						&& this.attempts.computeIfAbsent(id, (key) -> new AtomicInteger()).incrementAndGet() == 1) {
 					throw new IllegalStateException("Batch listener failed");
+				}
+			}
+		}
+
+		@KafkaListener(id = "advisedBatch", topics = "advised-batch-events", groupId = "advised-batch-group",
+				containerFactory = "batchFactory", autoStartup = "false")
+		@IdempotentListener
+		@Transactional("transactionManager")
+		@Counted
+		void onAdvisedBatch(List<ConsumerRecord<String, String>> records) {
+			List<String> ids = records.stream()
+				.map((record) -> new String(record.headers().lastHeader(EventHeaders.EVENT_ID).value()))
+				.toList();
+			ids.forEach(
+					(id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('advisedBatch', ?)", id));
+			this.calls.recordBatch("advisedBatch", ids);
+			for (ConsumerRecord<String, String> record : records) {
+				if (record.value().startsWith("bad-always")) {
+					throw new BatchListenerFailedException("Bad record", record);
 				}
 			}
 		}
