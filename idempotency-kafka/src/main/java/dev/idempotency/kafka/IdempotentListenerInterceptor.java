@@ -152,7 +152,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 				return null;
 			}
 			metrics.executed(IdempotencyMetrics.KAFKA);
-			return invocation.proceed();
+			Object result = invocation.proceed();
+			method.checkResult(result);
+			return result;
 		});
 	}
 
@@ -208,7 +210,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 					filter(arguments, method, kept, count, eventIds.size());
 				}
 				try {
-					return invocation.proceed();
+					Object result = invocation.proceed();
+					method.checkResult(result);
+					return result;
 				}
 				catch (BatchListenerFailedException ex) {
 					throw new PartialBatchFailure(ex, failedIndex(ex, arguments[method.getDataIndex()]),

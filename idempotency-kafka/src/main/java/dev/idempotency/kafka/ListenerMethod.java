@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -14,7 +16,9 @@ import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.expression.MapAccessor;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodParameter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
@@ -38,6 +42,10 @@ import org.springframework.util.StringUtils;
 final class ListenerMethod {
 
 	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private static final String ASYNCHRONOUS = "its work would run after the transaction that marks the event "
+			+ "processed has committed, so a failure would leave the event marked and never processed. "
+			+ "Do the work before returning, and return void";
 
 	enum DataKind {
 
@@ -164,6 +172,9 @@ final class ListenerMethod {
 		if (data == -1) {
 			throw invalid("it takes no record, message or payload");
 		}
+		if (isAsynchronous(method.getReturnType()) || KotlinDetector.isSuspendingFunction(method)) {
+			throw invalid("it is asynchronous (" + method.getReturnType().getSimpleName() + "): " + ASYNCHRONOUS);
+		}
 		this.dataIndex = data;
 		this.dataKind = kind;
 		this.batch = listOfData && (kind != DataKind.PAYLOAD || isDeclaredBatch(method));
@@ -177,6 +188,26 @@ final class ListenerMethod {
 
 	static ListenerMethod of(Method method, IdempotentListener annotation, String defaultHeaderName) {
 		return new ListenerMethod(method, annotation, defaultHeaderName);
+	}
+
+	/**
+	 * Whether values of the type complete later: a future, a reactive type.
+	 */
+	static boolean isAsynchronous(Class<?> type) {
+		return CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
+				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+	}
+
+	/**
+	 * Check the value a listener returned, which its declared type allowed to be
+	 * asynchronous.
+	 */
+	void checkResult(@Nullable Object result) {
+		if (result != null && isAsynchronous(result.getClass())) {
+			throw new AsynchronousResultException("@IdempotentListener method "
+					+ this.method.getDeclaringClass().getName() + "." + this.method.getName() + " returned a "
+					+ result.getClass().getName() + ": " + ASYNCHRONOUS + "; the event was not marked processed");
+		}
 	}
 
 	private static boolean isDeclaredBatch(Method method) {

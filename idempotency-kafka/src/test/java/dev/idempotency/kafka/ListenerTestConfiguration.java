@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -555,6 +556,16 @@ class ListenerTestConfiguration {
 			ids.forEach(
 					(id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('payloadBatch', ?)", id));
 			this.calls.recordBatch("payloadBatch", ids);
+		}
+
+		@KafkaListener(id = "loose", topics = "loose-events", groupId = "loose-group")
+		@IdempotentListener
+		Object onLoose(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			this.calls.record("loose", eventId);
+			// Declared Object, asynchronous at run time.
+			return CompletableFuture.runAsync(() -> {
+				throw new IllegalStateException("Asynchronous work failed");
+			});
 		}
 
 		@KafkaListener(id = "crash", topics = CrashingConsumer.TOPIC, groupId = CrashingConsumer.GROUP,
