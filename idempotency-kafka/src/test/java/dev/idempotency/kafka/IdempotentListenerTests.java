@@ -73,6 +73,19 @@ class IdempotentListenerTests {
 	}
 
 	@Test
+	void eventsWith3kBAnd100kBIdsTakeEffectOnce() throws Exception {
+		String id3k = newId(KafkaTestSupport.randomText(3 * 1024));
+		String id100k = newId(KafkaTestSupport.randomText(100 * 1024));
+		String sentinel = newId("sentinel");
+		for (String id : List.of(id3k, id100k, id3k, id100k, sentinel)) {
+			send(this.kafka, "payload-events", id, "payload");
+		}
+		assertThat(this.calls.until("payload", sentinel)).containsExactly(id3k, id100k, sentinel);
+		assertThat(effects("payload", id3k)).hasSize(1);
+		assertThat(effects("payload", id100k)).hasSize(1);
+	}
+
+	@Test
 	void recordRedeliveredAfterRewindingTheGroupTakesEffectOnce() throws Exception {
 		String eventId = newId("redelivered");
 		send(this.kafka, "payload-events", eventId, "payload");

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -33,6 +34,19 @@ final class KafkaTestSupport {
 
 	static String newId(String prefix) {
 		return prefix + "-" + UUID.randomUUID();
+	}
+
+	/**
+	 * Random letters and digits, which PostgreSQL cannot compress.
+	 */
+	static String randomText(int length) {
+		String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+		StringBuilder text = new StringBuilder(length);
+		ThreadLocalRandom random = ThreadLocalRandom.current();
+		for (int i = 0; i < length; i++) {
+			text.append(alphabet.charAt(random.nextInt(alphabet.length())));
+		}
+		return text.toString();
 	}
 
 	static TopicPartition send(KafkaTemplate<String, String> template, String topic, @Nullable String eventId,
