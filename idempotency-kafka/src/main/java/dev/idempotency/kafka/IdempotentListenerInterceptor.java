@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +16,9 @@ import dev.idempotency.core.ProcessedEventStore;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
@@ -26,7 +30,6 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.kafka.support.KafkaHeaders;
-import org.springframework.kafka.support.KafkaUtils;
 import org.springframework.kafka.transaction.KafkaAwareTransactionManager;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
@@ -52,6 +55,8 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 
 	private final Map<String, TransactionTemplate> transactionTemplates = new ConcurrentHashMap<>();
 
+	private final ConsumerGroups consumerGroups = new ConsumerGroups();
+
 	private @Nullable ListableBeanFactory beanFactory;
 
 	private volatile @Nullable ProcessedEventStore store;
@@ -68,6 +73,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 
 	void setBeanFactory(ListableBeanFactory beanFactory) {
 		this.beanFactory = beanFactory;
+		this.consumerGroups.setBeanFactory(beanFactory);
 	}
 
 	void setStore(@Nullable ProcessedEventStore store) {
@@ -125,7 +131,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		ListenerMethod method = listenerMethod(invocation);
-		String consumerGroup = consumerGroup(method);
+		String consumerGroup = this.consumerGroups.of(method);
 		TransactionTemplate transaction = transactionTemplate(method.getTransactionManager());
 		if (method.isBatch()) {
 			return invokeBatch(invocation, method, consumerGroup, transaction);
@@ -215,7 +221,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 					return result;
 				}
 				catch (BatchListenerFailedException ex) {
-					throw new PartialBatchFailure(ex, failedIndex(ex, arguments[method.getDataIndex()]),
+					throw new PartialBatchFailure(ex, failedIndex(ex, method.records(arguments)),
 							Arrays.copyOf(kept, count), status.isNewTransaction());
 				}
 			});
@@ -247,7 +253,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		}
 		ProxyMethodInvocation prefix = (ProxyMethodInvocation) proxyInvocation.invocableClone();
 		@Nullable Object[] arguments = invocation.getArguments().clone();
-		int size = ((List<?>) arguments[method.getDataIndex()]).size();
+		int size = method.records(arguments).size();
 		filter(arguments, method, IntStream.range(0, index).toArray(), index, size);
 		ignoreAcknowledgment(arguments, method);
 		prefix.setArguments(arguments);
@@ -301,11 +307,11 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private static int failedIndex(BatchListenerFailedException ex, @Nullable Object data) {
+	private static int failedIndex(BatchListenerFailedException ex, List<?> list) {
 		if (ex.getIndex() >= 0) {
 			return ex.getIndex();
 		}
-		if (ex.getRecord() != null && data instanceof List<?> list) {
+		if (ex.getRecord() != null) {
 			for (int i = 0; i < list.size(); i++) {
 				if (list.get(i) == ex.getRecord()) {
 					return i;
@@ -330,6 +336,21 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			}
 			arguments[index] = filtered;
 		}
+		else if (arguments[index] instanceof ConsumerRecords<?, ?> records && records.count() == size) {
+			arguments[index] = filter(records, kept, count);
+		}
+	}
+
+	private static <K, V> ConsumerRecords<K, V> filter(ConsumerRecords<K, V> records, int[] kept, int count) {
+		List<ConsumerRecord<K, V>> all = new ArrayList<>(records.count());
+		records.forEach(all::add);
+		Map<TopicPartition, List<ConsumerRecord<K, V>>> filtered = new LinkedHashMap<>();
+		for (int i = 0; i < count; i++) {
+			ConsumerRecord<K, V> record = all.get(kept[i]);
+			filtered.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (key) -> new ArrayList<>())
+				.add(record);
+		}
+		return new ConsumerRecords<>(filtered, records.nextOffsets());
 	}
 
 	private @Nullable Acknowledgment wrapAcknowledgment(@Nullable Object[] arguments, ListenerMethod method,
@@ -367,19 +388,6 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			this.methods.putIfAbsent(method, listenerMethod);
 		}
 		return listenerMethod;
-	}
-
-	private static String consumerGroup(ListenerMethod method) {
-		String group = method.getConsumerGroup();
-		if (group == null) {
-			group = KafkaUtils.getConsumerGroupId();
-		}
-		if (group == null || group.isEmpty()) {
-			throw new IllegalStateException(
-					"No consumer group for @IdempotentListener method " + method.getMethod().getName()
-							+ ": invoke it from a listener container with a group id, or set consumerGroup");
-		}
-		return group;
 	}
 
 	private ProcessedEventStore store() {

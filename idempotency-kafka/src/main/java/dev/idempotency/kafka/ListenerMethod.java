@@ -131,9 +131,6 @@ final class ListenerMethod {
 				ack = i;
 				continue;
 			}
-			if (ConsumerRecords.class.isAssignableFrom(type)) {
-				throw invalid("ConsumerRecords is not supported; take a List<ConsumerRecord<K, V>> instead");
-			}
 			if (Consumer.class.isAssignableFrom(type) || MessageHeaders.class.isAssignableFrom(type)
 					|| parameter.isAnnotationPresent(Headers.class)) {
 				continue;
@@ -143,6 +140,10 @@ final class ListenerMethod {
 				if (ConsumerRecord.class.isAssignableFrom(type)) {
 					kind = DataKind.RECORD;
 					listOfData = false;
+				}
+				else if (ConsumerRecords.class.isAssignableFrom(type)) {
+					kind = DataKind.RECORD;
+					listOfData = true;
 				}
 				else if (Message.class.isAssignableFrom(type)) {
 					kind = DataKind.MESSAGE;
@@ -286,7 +287,7 @@ final class ListenerMethod {
 	 * record without one.
 	 */
 	BatchIds eventIds(@Nullable Object[] arguments) {
-		List<?> data = (List<?>) arguments[this.dataIndex];
+		List<?> data = records(arguments);
 		List<String> ids = new ArrayList<>((data != null) ? data.size() : 0);
 		if (data != null) {
 			for (int i = 0; i < data.size(); i++) {
@@ -298,6 +299,20 @@ final class ListenerMethod {
 			}
 		}
 		return new BatchIds(ids, null);
+	}
+
+	/**
+	 * Return the records (or messages, or payloads) of a batch listener's invocation, in
+	 * the order the listener sees them.
+	 */
+	List<?> records(@Nullable Object[] arguments) {
+		Object data = arguments[this.dataIndex];
+		if (data instanceof ConsumerRecords<?, ?> records) {
+			List<Object> list = new ArrayList<>(records.count());
+			records.forEach(list::add);
+			return list;
+		}
+		return (data != null) ? (List<?>) data : List.of();
 	}
 
 	private String requireId(@Nullable String id, int index) {
