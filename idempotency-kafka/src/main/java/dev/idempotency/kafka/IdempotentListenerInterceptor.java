@@ -3,6 +3,7 @@ package dev.idempotency.kafka;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -143,12 +144,17 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			TransactionTemplate transaction) throws Throwable {
 		@Nullable Object[] arguments = invocation.getArguments();
 		String eventId = method.eventId(arguments);
+		@Nullable Long fingerprint = method.payloadFingerprint(arguments[method.getDataIndex()]);
 		return execute(transaction, (status) -> {
 			Acknowledgment acknowledgment = wrapAcknowledgment(arguments, method, status, null);
 			IdempotencyMetrics metrics = metrics();
-			if (!metrics.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.KAFKA,
-					() -> store().markProcessed(consumerGroup, eventId))) {
+			ProcessedEventStore.Mark mark = metrics.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.KAFKA,
+					() -> store().mark(consumerGroup, eventId, fingerprint));
+			if (mark != ProcessedEventStore.Mark.NEW) {
 				metrics.duplicateEvents(IdempotencyMetrics.KAFKA, 1);
+				if (mark == ProcessedEventStore.Mark.DUPLICATE_OF_ANOTHER_PAYLOAD) {
+					reportReusedIds(metrics, consumerGroup, List.of(eventId));
+				}
 				if (logger.isDebugEnabled()) {
 					logger.debug("Skipping event " + eventId + " already processed by consumer group " + consumerGroup);
 				}
@@ -175,6 +181,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		if (eventIds.isEmpty()) {
 			return invocation.proceed();
 		}
+		List<@Nullable Long> fingerprints = method.payloadFingerprints(arguments, eventIds.size());
 		// Cloned before it proceeds, so that a re-run goes through the advice after this
 		// one, as the first run does.
 		ProxyMethodInvocation rerun = (invocation instanceof ProxyMethodInvocation proxyInvocation)
@@ -183,8 +190,9 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		try {
 			return execute(transaction, (status) -> {
 				IdempotencyMetrics metrics = metrics();
-				Set<String> fresh = new HashSet<>(metrics.time(IdempotencyMetrics.Operation.CLAIM,
-						IdempotencyMetrics.KAFKA, () -> store().markAllProcessed(consumerGroup, eventIds)));
+				ProcessedEventStore.BatchMark marks = metrics.time(IdempotencyMetrics.Operation.CLAIM,
+						IdempotencyMetrics.KAFKA, () -> store().markAll(consumerGroup, eventIds, fingerprints));
+				Set<String> fresh = new HashSet<>(marks.marked());
 				int[] kept = new int[fresh.size()];
 				int count = 0;
 				for (int i = 0; i < eventIds.size(); i++) {
@@ -196,6 +204,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 				}
 				if (count < eventIds.size()) {
 					metrics.duplicateEvents(IdempotencyMetrics.KAFKA, eventIds.size() - count);
+					reportReusedIds(metrics, consumerGroup, reusedIds(eventIds, fingerprints, marks.otherPayloads()));
 				}
 				if (count > 0) {
 					metrics.outcome(IdempotencyMetrics.KAFKA, IdempotencyMetrics.Outcome.EXECUTED, count);
@@ -228,6 +237,42 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		}
 		catch (PartialBatchFailure failure) {
 			throw recoverPartialBatch(failure, rerun, delivered, method, consumerGroup, transaction, eventIds.size());
+		}
+	}
+
+	/**
+	 * Return the ids of a batch that were marked before for another payload, or that
+	 * repeat an earlier record of the batch with another payload.
+	 */
+	private static List<String> reusedIds(List<String> eventIds, List<@Nullable Long> fingerprints,
+			Set<String> markedForOtherPayloads) {
+		List<String> reused = new ArrayList<>(markedForOtherPayloads);
+		Map<String, Long> first = new HashMap<>();
+		for (int i = 0; i < eventIds.size(); i++) {
+			Long fingerprint = fingerprints.get(i);
+			if (fingerprint != null) {
+				Long earlier = first.putIfAbsent(eventIds.get(i), fingerprint);
+				if (earlier != null && !earlier.equals(fingerprint)) {
+					reused.add(eventIds.get(i));
+				}
+			}
+		}
+		return reused;
+	}
+
+	/**
+	 * An event id came again with another payload: most likely a producer that reuses
+	 * ids. The event is skipped like any duplicate, which loses the second payload, so
+	 * count it and say so.
+	 */
+	private static void reportReusedIds(IdempotencyMetrics metrics, String consumerGroup, List<String> eventIds) {
+		if (eventIds.isEmpty()) {
+			return;
+		}
+		metrics.outcome(IdempotencyMetrics.KAFKA, IdempotencyMetrics.Outcome.FINGERPRINT_MISMATCH, eventIds.size());
+		if (logger.isWarnEnabled()) {
+			logger.warn("Skipped " + eventIds.size() + " event(s) whose id consumer group " + consumerGroup
+					+ " had processed before with another payload: " + eventIds);
 		}
 	}
 

@@ -2,7 +2,10 @@ package dev.idempotency.kafka;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -299,6 +302,43 @@ final class ListenerMethod {
 			}
 		}
 		return new BatchIds(ids, null);
+	}
+
+	/**
+	 * Return a fingerprint of the payload of a record, a message or a payload argument:
+	 * the first eight bytes of the SHA-256 of a {@code String} (UTF-8) or {@code byte[]}
+	 * payload, {@code null} for a payload converted to another type, which has no bytes
+	 * to compare without serializing it again.
+	 */
+	@Nullable Long payloadFingerprint(@Nullable Object data) {
+		Object payload = switch (this.dataKind) {
+			case RECORD -> (data != null) ? ((ConsumerRecord<?, ?>) data).value() : null;
+			case MESSAGE -> (data != null) ? ((Message<?>) data).getPayload() : null;
+			case PAYLOAD -> data;
+		};
+		byte[] bytes = (payload instanceof byte[] raw) ? raw
+				: (payload instanceof String text) ? text.getBytes(StandardCharsets.UTF_8) : null;
+		if (bytes == null) {
+			return null;
+		}
+		try {
+			return ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest(bytes)).getLong();
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+		}
+	}
+
+	/**
+	 * Return the fingerprints of the payloads of a batch listener's first records.
+	 */
+	List<@Nullable Long> payloadFingerprints(@Nullable Object[] arguments, int count) {
+		List<?> records = records(arguments);
+		List<@Nullable Long> fingerprints = new ArrayList<>(count);
+		for (int i = 0; i < count; i++) {
+			fingerprints.add(payloadFingerprint(records.get(i)));
+		}
+		return fingerprints;
 	}
 
 	/**

@@ -7,10 +7,12 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import dev.idempotency.core.IdempotencyMetrics.Outcome;
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
 import dev.idempotency.kafka.ListenerTestConfiguration.CountingAdvice;
 import dev.idempotency.kafka.ListenerTestConfiguration.CountingTransactionManager;
 import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
+import dev.idempotency.kafka.ListenerTestConfiguration.RecordingMetrics;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
 import org.apache.kafka.clients.admin.Admin;
@@ -55,6 +57,9 @@ class IdempotentBatchListenerTests {
 
 	@Autowired
 	private DeliveryAttempts attempts;
+
+	@Autowired
+	private RecordingMetrics metrics;
 
 	@Autowired
 	private CountingAdvice countingAdvice;
@@ -220,6 +225,25 @@ class IdempotentBatchListenerTests {
 			assertThat(effects("advisedBatch", id)).as(id).isOne();
 		}
 		assertThat(effects("advisedBatch", bad)).isZero();
+	}
+
+	@Test
+	void eventIdsReusedWithAnotherPayloadInsideAndAcrossBatchesAreSkippedAndCounted() throws Exception {
+		long mismatches = this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH);
+		MessageListenerContainer container = this.registry.getListenerContainer("payloadBatch");
+		container.stop();
+		String inside = newId("inside");
+		String across = newId("across");
+		send(this.kafka, "payload-batch-events", inside, "first");
+		send(this.kafka, "payload-batch-events", inside, "another payload");
+		send(this.kafka, "payload-batch-events", across, "first");
+		container.start();
+		this.calls.until("payloadBatch", across);
+		String sentinel = newId("sentinel");
+		send(this.kafka, "payload-batch-events", across, "another payload");
+		send(this.kafka, "payload-batch-events", sentinel, "sentinel");
+		assertThat(this.calls.until("payloadBatch", sentinel)).containsExactly(sentinel);
+		assertThat(this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH) - mismatches).isEqualTo(2);
 	}
 
 	private void assertGood3ProcessedAfterGood1AndGood2(String listener, String good1, String good2, String good3) {

@@ -5,8 +5,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
+import dev.idempotency.core.IdempotencyMetrics.Outcome;
 import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
 import dev.idempotency.kafka.ListenerTestConfiguration.Listeners;
+import dev.idempotency.kafka.ListenerTestConfiguration.RecordingMetrics;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
 import org.apache.kafka.clients.admin.Admin;
@@ -55,6 +57,9 @@ class IdempotentListenerTests {
 	private DeliveryAttempts attempts;
 
 	@Autowired
+	private RecordingMetrics metrics;
+
+	@Autowired
 	private Admin admin;
 
 	@Value("${spring.kafka.bootstrap-servers}")
@@ -83,6 +88,22 @@ class IdempotentListenerTests {
 		assertThat(this.calls.until("payload", sentinel)).containsExactly(id3k, id100k, sentinel);
 		assertThat(effects("payload", id3k)).hasSize(1);
 		assertThat(effects("payload", id100k)).hasSize(1);
+	}
+
+	@Test
+	void eventIdReusedWithAnotherPayloadIsSkippedAndCounted() throws Exception {
+		long mismatches = this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH);
+		long duplicates = this.metrics.kafka(Outcome.DUPLICATE_EVENT);
+		String eventId = newId("reused");
+		String sentinel = newId("sentinel");
+		send(this.kafka, "payload-events", eventId, "first");
+		send(this.kafka, "payload-events", eventId, "another payload");
+		send(this.kafka, "payload-events", eventId, "first");
+		send(this.kafka, "payload-events", sentinel, "sentinel");
+		assertThat(this.calls.until("payload", sentinel)).containsExactly(eventId, sentinel);
+		assertThat(effects("payload", eventId)).containsExactly("first");
+		assertThat(this.metrics.kafka(Outcome.DUPLICATE_EVENT) - duplicates).isEqualTo(2);
+		assertThat(this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH) - mismatches).isOne();
 	}
 
 	@Test

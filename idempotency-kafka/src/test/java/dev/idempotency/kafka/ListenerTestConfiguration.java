@@ -16,11 +16,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
@@ -138,6 +140,11 @@ class ListenerTestConfiguration {
 	@Bean
 	ProcessedEventStore processedEventStore(JdbcTemplate jdbcTemplate) {
 		return new JdbcProcessedEventStore(jdbcTemplate);
+	}
+
+	@Bean
+	RecordingMetrics recordingMetrics() {
+		return new RecordingMetrics();
 	}
 
 	@Bean
@@ -371,6 +378,35 @@ class ListenerTestConfiguration {
 
 		List<String> names() {
 			return this.names;
+		}
+
+	}
+
+	/**
+	 * Counts the outcomes the listeners report.
+	 */
+	static class RecordingMetrics implements IdempotencyMetrics {
+
+		private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
+
+		@Override
+		public void outcome(String feature, Outcome outcome, long count) {
+			this.outcomes.computeIfAbsent(feature + ":" + outcome.tagValue(), (key) -> new AtomicLong())
+				.addAndGet(count);
+		}
+
+		@Override
+		public void deletedByCleanup(String target, long count) {
+		}
+
+		@Override
+		public Timing start(Operation operation, String feature) {
+			return IdempotencyMetrics.noop().start(operation, feature);
+		}
+
+		long kafka(Outcome outcome) {
+			AtomicLong count = this.outcomes.get(KAFKA + ":" + outcome.tagValue());
+			return (count != null) ? count.get() : 0;
 		}
 
 	}

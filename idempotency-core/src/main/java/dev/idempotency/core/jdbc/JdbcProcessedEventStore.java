@@ -9,7 +9,9 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import dev.idempotency.core.ProcessedEventStore;
@@ -28,6 +30,11 @@ import org.springframework.util.Assert;
  * hold, is stored as its first {@value #MAX_VERBATIM_ID_BYTES} bytes (whole characters)
  * followed by {@code #sha256:} and the hexadecimal SHA-256 of the whole id. Such a stored
  * form is longer than any id stored as it is, so the two never meet.
+ * <p>
+ * A mark may carry a fingerprint of the event's payload. The statement that inserts it
+ * also reads, for a duplicate, the fingerprint its first mark stored (the read sees the
+ * table as it was before the insert), so that an id reused for another payload is told
+ * without another round trip.
  */
 public class JdbcProcessedEventStore implements ProcessedEventStore {
 
@@ -103,6 +110,56 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			inserted.add((longIds != null) ? longIds.getOrDefault(storedId, storedId) : storedId);
 		});
 		return inserted;
+	}
+
+	@Override
+	public Mark mark(String consumerGroup, String eventId, @Nullable Long payloadFingerprint) {
+		if (payloadFingerprint == null) {
+			return markProcessed(consumerGroup, eventId) ? Mark.NEW : Mark.DUPLICATE;
+		}
+		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
+		Assert.hasText(eventId, "eventId must not be empty");
+		String storedId = storedId(eventId);
+		Mark mark = this.jdbc.queryForObject(this.sql.markWithFingerprint, (rs, row) -> {
+			if (rs.getBoolean(1)) {
+				return Mark.NEW;
+			}
+			long first = rs.getLong(2);
+			return (!rs.wasNull() && first != payloadFingerprint) ? Mark.DUPLICATE_OF_ANOTHER_PAYLOAD : Mark.DUPLICATE;
+		}, consumerGroup, storedId, payloadFingerprint, consumerGroup, storedId);
+		return (mark != null) ? mark : Mark.DUPLICATE;
+	}
+
+	@Override
+	public BatchMark markAll(String consumerGroup, List<String> eventIds, List<@Nullable Long> payloadFingerprints) {
+		Assert.isTrue(payloadFingerprints.size() == eventIds.size(), "one fingerprint per event id is required");
+		if (payloadFingerprints.stream().allMatch(Objects::isNull)) {
+			return new BatchMark(markAllProcessed(consumerGroup, eventIds), Set.of());
+		}
+		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
+		Object[] stored = new Object[eventIds.size()];
+		Map<String, String> originals = new HashMap<>();
+		for (int i = 0; i < stored.length; i++) {
+			String eventId = eventIds.get(i);
+			Assert.hasText(eventId, "eventIds must not contain empty ids");
+			String storedId = storedId(eventId);
+			originals.put(storedId, eventId);
+			stored[i] = storedId;
+		}
+		Set<String> marked = new LinkedHashSet<>();
+		Set<String> otherPayloads = new LinkedHashSet<>();
+		this.jdbc.query((connection) -> {
+			PreparedStatement statement = connection.prepareStatement(this.sql.markAllWithFingerprints);
+			statement.setArray(1, connection.createArrayOf("text", stored));
+			statement.setArray(2, connection.createArrayOf("bigint", payloadFingerprints.toArray()));
+			statement.setString(3, consumerGroup);
+			statement.setString(4, consumerGroup);
+			return statement;
+		}, (rs) -> {
+			String eventId = originals.get(rs.getString(1));
+			(rs.getBoolean(2) ? marked : otherPayloads).add(eventId);
+		});
+		return new BatchMark(marked, otherPayloads);
 	}
 
 	@Override

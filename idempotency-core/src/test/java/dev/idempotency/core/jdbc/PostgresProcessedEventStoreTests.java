@@ -2,6 +2,8 @@ package dev.idempotency.core.jdbc;
 
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -10,6 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.ProcessedEventStore.BatchMark;
+import dev.idempotency.core.ProcessedEventStore.Mark;
 import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -123,6 +127,29 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 			}))
 			.withMessageContaining("current transaction is aborted");
 		assertThat(chargesOf(id)).isZero();
+	}
+
+	@Test
+	void duplicateWhoseFirstMarkWasForAnotherPayloadIsToldApartInTheSameStatement() {
+		String id = UUID.randomUUID().toString();
+		List<Mark> first = new ArrayList<>();
+		assertThat(countStatements(() -> first.add(store.mark("billing", id, 1L)))).isOne();
+		assertThat(first).containsExactly(Mark.NEW);
+		assertThat(countStatements(() -> first.add(store.mark("billing", id, 2L)))).isOne();
+		assertThat(first).containsExactly(Mark.NEW, Mark.DUPLICATE_OF_ANOTHER_PAYLOAD);
+		assertThat(store.mark("billing", id, 1L)).isEqualTo(Mark.DUPLICATE);
+		assertThat(store.mark("billing", id, null)).isEqualTo(Mark.DUPLICATE);
+		String unfingerprinted = UUID.randomUUID().toString();
+		assertThat(store.mark("billing", unfingerprinted, null)).isEqualTo(Mark.NEW);
+		assertThat(store.mark("billing", unfingerprinted, 3L)).isEqualTo(Mark.DUPLICATE);
+		String a = UUID.randomUUID().toString();
+		String b = UUID.randomUUID().toString();
+		List<BatchMark> batch = new ArrayList<>();
+		assertThat(countStatements(() -> batch
+			.add(store.markAll("billing", List.of(a, id, b, a, unfingerprinted), Arrays.asList(1L, 2L, null, 1L, 4L)))))
+			.isOne();
+		assertThat(batch.get(0).marked()).containsExactlyInAnyOrder(a, b);
+		assertThat(batch.get(0).otherPayloads()).containsExactly(id);
 	}
 
 	@Test
