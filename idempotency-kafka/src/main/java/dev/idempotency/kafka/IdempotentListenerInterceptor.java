@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -17,9 +16,6 @@ import dev.idempotency.core.ProcessedEventStore;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
@@ -48,9 +44,6 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	private static final Log logger = LogFactory.getLog(IdempotentListenerInterceptor.class);
 
 	private static final String DEFAULT_TRANSACTION_MANAGER = "";
-
-	private static final Acknowledgment IGNORED_ACKNOWLEDGMENT = () -> {
-	};
 
 	private final Map<Method, ListenerMethod> methods = new ConcurrentHashMap<>();
 
@@ -222,7 +215,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 					return null;
 				}
 				if (count < eventIds.size()) {
-					filter(arguments, method, kept, count, eventIds.size());
+					BatchArguments.keep(arguments, method, kept, count, eventIds.size());
 				}
 				try {
 					Object result = invocation.proceed();
@@ -230,7 +223,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 					return result;
 				}
 				catch (BatchListenerFailedException ex) {
-					throw new PartialBatchFailure(ex, failedIndex(ex, method.records(arguments)),
+					throw new PartialBatchFailure(ex, BatchArguments.failedIndex(ex, method.records(arguments)),
 							Arrays.copyOf(kept, count), status.isNewTransaction());
 				}
 			});
@@ -299,8 +292,8 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		ProxyMethodInvocation prefix = (ProxyMethodInvocation) proxyInvocation.invocableClone();
 		@Nullable Object[] arguments = invocation.getArguments().clone();
 		int size = method.records(arguments).size();
-		filter(arguments, method, IntStream.range(0, index).toArray(), index, size);
-		ignoreAcknowledgment(arguments, method);
+		BatchArguments.keep(arguments, method, IntStream.range(0, index).toArray(), index, size);
+		BatchArguments.ignoreAcknowledgment(arguments, method);
 		prefix.setArguments(arguments);
 		invokeBatch(prefix, method, consumerGroup, transaction);
 		return new BatchListenerFailedException(missing.getMessage(), missing, index);
@@ -322,8 +315,8 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		int[] kept = failure.kept;
 		if (failed > 0 && failed < kept.length && failure.newTransaction && rerun != null) {
 			@Nullable Object[] prefix = delivered.clone();
-			filter(prefix, method, kept, failed, size);
-			ignoreAcknowledgment(prefix, method);
+			BatchArguments.keep(prefix, method, kept, failed, size);
+			BatchArguments.ignoreAcknowledgment(prefix, method);
 			rerun.setArguments(prefix);
 			try {
 				invokeBatch(rerun, method, consumerGroup, transaction);
@@ -339,63 +332,6 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		return new BatchListenerFailedException(
 				"@IdempotentListener batch failed and was rolled back; retrying from its first new record", cause,
 				kept[0]);
-	}
-
-	/**
-	 * The error handler commits the offsets of the records before a failed one; an
-	 * acknowledgment of the batch would commit the failed record's offset too.
-	 */
-	private static void ignoreAcknowledgment(@Nullable Object[] arguments, ListenerMethod method) {
-		int acknowledgmentIndex = method.getAcknowledgmentIndex();
-		if (acknowledgmentIndex >= 0) {
-			arguments[acknowledgmentIndex] = IGNORED_ACKNOWLEDGMENT;
-		}
-	}
-
-	private static int failedIndex(BatchListenerFailedException ex, List<?> list) {
-		if (ex.getIndex() >= 0) {
-			return ex.getIndex();
-		}
-		if (ex.getRecord() != null) {
-			for (int i = 0; i < list.size(); i++) {
-				if (list.get(i) == ex.getRecord()) {
-					return i;
-				}
-			}
-		}
-		return -1;
-	}
-
-	private static void filter(@Nullable Object[] arguments, ListenerMethod method, int[] kept, int count, int size) {
-		filter(arguments, method.getDataIndex(), kept, count, size);
-		for (int index : method.getHeaderListIndexes()) {
-			filter(arguments, index, kept, count, size);
-		}
-	}
-
-	private static void filter(@Nullable Object[] arguments, int index, int[] kept, int count, int size) {
-		if (arguments[index] instanceof List<?> list && list.size() == size) {
-			List<Object> filtered = new ArrayList<>(count);
-			for (int i = 0; i < count; i++) {
-				filtered.add(list.get(kept[i]));
-			}
-			arguments[index] = filtered;
-		}
-		else if (arguments[index] instanceof ConsumerRecords<?, ?> records && records.count() == size) {
-			arguments[index] = filter(records, kept, count);
-		}
-	}
-
-	private static <K, V> ConsumerRecords<K, V> filter(ConsumerRecords<K, V> records, int[] kept, int count) {
-		List<ConsumerRecord<K, V>> all = new ArrayList<>(records.count());
-		records.forEach(all::add);
-		Map<TopicPartition, List<ConsumerRecord<K, V>>> filtered = new LinkedHashMap<>();
-		for (int i = 0; i < count; i++) {
-			ConsumerRecord<K, V> record = all.get(kept[i]);
-			filtered.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (key) -> new ArrayList<>())
-				.add(record);
-		}
-		return new ConsumerRecords<>(filtered, records.nextOffsets());
 	}
 
 	private @Nullable Acknowledgment wrapAcknowledgment(@Nullable Object[] arguments, ListenerMethod method,
