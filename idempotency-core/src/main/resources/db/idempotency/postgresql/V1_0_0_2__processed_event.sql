@@ -1,8 +1,9 @@
 -- idempotency-core: the processed-event table (default name).
 CREATE TABLE IF NOT EXISTS processed_event (
-    consumer_group text        NOT NULL,
-    event_id       text        NOT NULL,
-    processed_at   timestamptz NOT NULL DEFAULT now(),
+    consumer_group      text        NOT NULL,
+    event_id            text        NOT NULL,
+    processed_at        timestamptz NOT NULL DEFAULT now(),
+    payload_fingerprint bigint,
     PRIMARY KEY (consumer_group, event_id)
 );
 

@@ -27,10 +27,12 @@ import dev.idempotency.core.EventHeaders;
  * never processed unprotected.
  * <p>
  * Record listeners may take a {@code ConsumerRecord}, a {@code Message<?>}, or a payload
- * with {@code @Header} arguments; batch listeners a {@code List} of any of these. A batch
- * is marked in one statement and the listener receives only the new records, in order.
- * The listener should do local database work only (plus, for example, an outbox append):
- * a remote call cannot roll back with the transaction.
+ * with {@code @Header} arguments; batch listeners a {@code List} of any of these, or
+ * {@code ConsumerRecords}. A batch is marked in one statement and the listener receives
+ * only the new records, in order. A listener that returns a future or a reactive type is
+ * refused: its work would run after the mark had committed. The listener should do local
+ * database work only (plus, for example, an outbox append): a remote call cannot roll
+ * back with the transaction.
  *
  * @see IdempotentListenerAdvisor
  */

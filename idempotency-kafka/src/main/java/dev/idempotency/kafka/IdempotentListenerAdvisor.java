@@ -15,6 +15,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.core.Ordered;
 import org.springframework.util.Assert;
 
 /**
@@ -32,6 +33,15 @@ import org.springframework.util.Assert;
 public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 		implements BeanFactoryAware, SmartInitializingSingleton {
 
+	/**
+	 * The default {@link #setOrder(int) order}: just before {@code @Transactional}, whose
+	 * advisor has the lowest precedence by default. A listener's own
+	 * {@code @Transactional} then joins the transaction this advisor starts, and advice
+	 * ordered after this one runs again when the records before a failed one of a batch
+	 * are processed again.
+	 */
+	public static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 1;
+
 	private final IdempotentListenerInterceptor interceptor = new IdempotentListenerInterceptor(EventHeaders.EVENT_ID);
 
 	private final Pointcut pointcut = new StaticMethodMatcherPointcut() {
@@ -42,6 +52,13 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 		}
 
 	};
+
+	/**
+	 * Create an advisor with the {@link #DEFAULT_ORDER default order}.
+	 */
+	public IdempotentListenerAdvisor() {
+		setOrder(DEFAULT_ORDER);
+	}
 
 	/**
 	 * Set the name of the header that carries the event id, for listeners that do not

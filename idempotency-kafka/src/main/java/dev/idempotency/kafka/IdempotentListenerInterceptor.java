@@ -3,11 +3,13 @@ package dev.idempotency.kafka;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
@@ -25,13 +27,13 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.kafka.support.KafkaHeaders;
-import org.springframework.kafka.support.KafkaUtils;
 import org.springframework.kafka.transaction.KafkaAwareTransactionManager;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.Assert;
 
 /**
  * Runs an {@link IdempotentListener @IdempotentListener} method inside a database
@@ -43,12 +45,11 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 
 	private static final String DEFAULT_TRANSACTION_MANAGER = "";
 
-	private static final Acknowledgment IGNORED_ACKNOWLEDGMENT = () -> {
-	};
-
 	private final Map<Method, ListenerMethod> methods = new ConcurrentHashMap<>();
 
 	private final Map<String, TransactionTemplate> transactionTemplates = new ConcurrentHashMap<>();
+
+	private final ConsumerGroups consumerGroups = new ConsumerGroups();
 
 	private @Nullable ListableBeanFactory beanFactory;
 
@@ -66,6 +67,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 
 	void setBeanFactory(ListableBeanFactory beanFactory) {
 		this.beanFactory = beanFactory;
+		this.consumerGroups.setBeanFactory(beanFactory);
 	}
 
 	void setStore(@Nullable ProcessedEventStore store) {
@@ -123,7 +125,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		ListenerMethod method = listenerMethod(invocation);
-		String consumerGroup = consumerGroup(method);
+		String consumerGroup = this.consumerGroups.of(method);
 		TransactionTemplate transaction = transactionTemplate(method.getTransactionManager());
 		if (method.isBatch()) {
 			return invokeBatch(invocation, method, consumerGroup, transaction);
@@ -135,12 +137,17 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			TransactionTemplate transaction) throws Throwable {
 		@Nullable Object[] arguments = invocation.getArguments();
 		String eventId = method.eventId(arguments);
+		@Nullable Long fingerprint = method.payloadFingerprint(arguments[method.getDataIndex()]);
 		return execute(transaction, (status) -> {
 			Acknowledgment acknowledgment = wrapAcknowledgment(arguments, method, status, null);
 			IdempotencyMetrics metrics = metrics();
-			if (!metrics.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.KAFKA,
-					() -> store().markProcessed(consumerGroup, eventId))) {
+			ProcessedEventStore.Mark mark = metrics.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.KAFKA,
+					() -> store().mark(consumerGroup, eventId, fingerprint));
+			if (mark != ProcessedEventStore.Mark.NEW) {
 				metrics.duplicateEvents(IdempotencyMetrics.KAFKA, 1);
+				if (mark == ProcessedEventStore.Mark.DUPLICATE_OF_ANOTHER_PAYLOAD) {
+					reportReusedIds(metrics, consumerGroup, List.of(eventId));
+				}
 				if (logger.isDebugEnabled()) {
 					logger.debug("Skipping event " + eventId + " already processed by consumer group " + consumerGroup);
 				}
@@ -150,23 +157,35 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 				return null;
 			}
 			metrics.executed(IdempotencyMetrics.KAFKA);
-			return invocation.proceed();
+			Object result = invocation.proceed();
+			method.checkResult(result);
+			return result;
 		});
 	}
 
 	private @Nullable Object invokeBatch(MethodInvocation invocation, ListenerMethod method, String consumerGroup,
 			TransactionTemplate transaction) throws Throwable {
 		@Nullable Object[] arguments = invocation.getArguments();
-		@Nullable Object[] delivered = arguments.clone();
-		List<String> eventIds = method.eventIds(arguments);
+		ListenerMethod.BatchIds batch = method.eventIds(arguments);
+		if (batch.missing() != null) {
+			throw processUpToMissingId(invocation, method, consumerGroup, transaction, batch);
+		}
+		List<String> eventIds = batch.ids();
 		if (eventIds.isEmpty()) {
 			return invocation.proceed();
 		}
+		List<@Nullable Long> fingerprints = method.payloadFingerprints(arguments, eventIds.size());
+		// Cloned before it proceeds, so that a re-run goes through the advice after this
+		// one, as the first run does.
+		ProxyMethodInvocation rerun = (invocation instanceof ProxyMethodInvocation proxyInvocation)
+				? (ProxyMethodInvocation) proxyInvocation.invocableClone() : null;
+		@Nullable Object[] delivered = arguments.clone();
 		try {
 			return execute(transaction, (status) -> {
 				IdempotencyMetrics metrics = metrics();
-				Set<String> fresh = new HashSet<>(metrics.time(IdempotencyMetrics.Operation.CLAIM,
-						IdempotencyMetrics.KAFKA, () -> store().markAllProcessed(consumerGroup, eventIds)));
+				ProcessedEventStore.BatchMark marks = metrics.time(IdempotencyMetrics.Operation.CLAIM,
+						IdempotencyMetrics.KAFKA, () -> store().markAll(consumerGroup, eventIds, fingerprints));
+				Set<String> fresh = new HashSet<>(marks.marked());
 				int[] kept = new int[fresh.size()];
 				int count = 0;
 				for (int i = 0; i < eventIds.size(); i++) {
@@ -178,6 +197,7 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 				}
 				if (count < eventIds.size()) {
 					metrics.duplicateEvents(IdempotencyMetrics.KAFKA, eventIds.size() - count);
+					reportReusedIds(metrics, consumerGroup, reusedIds(eventIds, fingerprints, marks.otherPayloads()));
 				}
 				if (count > 0) {
 					metrics.outcome(IdempotencyMetrics.KAFKA, IdempotencyMetrics.Outcome.EXECUTED, count);
@@ -195,21 +215,88 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 					return null;
 				}
 				if (count < eventIds.size()) {
-					filter(arguments, method, kept, count, eventIds.size());
+					BatchArguments.keep(arguments, method, kept, count, eventIds.size());
 				}
 				try {
-					return invocation.proceed();
+					Object result = invocation.proceed();
+					method.checkResult(result);
+					return result;
 				}
 				catch (BatchListenerFailedException ex) {
-					throw new PartialBatchFailure(ex, failedIndex(ex, arguments[method.getDataIndex()]),
+					throw new PartialBatchFailure(ex, BatchArguments.failedIndex(ex, method.records(arguments)),
 							Arrays.copyOf(kept, count), status.isNewTransaction());
 				}
 			});
 		}
 		catch (PartialBatchFailure failure) {
-			throw recoverPartialBatch(failure, invocation, delivered, method, consumerGroup, transaction,
-					eventIds.size());
+			throw recoverPartialBatch(failure, rerun, delivered, method, consumerGroup, transaction, eventIds.size());
 		}
+	}
+
+	/**
+	 * Return the ids of a batch that were marked before for another payload, or that
+	 * repeat an earlier record of the batch with another payload.
+	 */
+	private static List<String> reusedIds(List<String> eventIds, List<@Nullable Long> fingerprints,
+			Set<String> markedForOtherPayloads) {
+		List<String> reused = new ArrayList<>(markedForOtherPayloads);
+		Map<String, Long> first = new HashMap<>();
+		for (int i = 0; i < eventIds.size(); i++) {
+			Long fingerprint = fingerprints.get(i);
+			if (fingerprint != null) {
+				Long earlier = first.putIfAbsent(eventIds.get(i), fingerprint);
+				if (earlier != null && !earlier.equals(fingerprint)) {
+					reused.add(eventIds.get(i));
+				}
+			}
+		}
+		return reused;
+	}
+
+	/**
+	 * An event id came again with another payload: most likely a producer that reuses
+	 * ids. The event is skipped like any duplicate, which loses the second payload, so
+	 * count it and say so.
+	 */
+	private static void reportReusedIds(IdempotencyMetrics metrics, String consumerGroup, List<String> eventIds) {
+		if (eventIds.isEmpty()) {
+			return;
+		}
+		metrics.outcome(IdempotencyMetrics.KAFKA, IdempotencyMetrics.Outcome.FINGERPRINT_MISMATCH, eventIds.size());
+		if (logger.isWarnEnabled()) {
+			logger.warn("Skipped " + eventIds.size() + " event(s) whose id consumer group " + consumerGroup
+					+ " had processed before with another payload: " + eventIds);
+		}
+	}
+
+	/**
+	 * A record of the batch has no event id. The records before it are processed (marked
+	 * and passed to the listener) in a transaction of their own, and the record is then
+	 * reported to the error handler, which commits the offsets before it, recovers it
+	 * alone (it is not worth retrying) and has the records after it delivered again.
+	 * Where the records before it cannot commit on their own (the transaction would be
+	 * joined, not started), the batch fails as a whole.
+	 */
+	private Exception processUpToMissingId(MethodInvocation invocation, ListenerMethod method, String consumerGroup,
+			TransactionTemplate transaction, ListenerMethod.BatchIds batch) throws Throwable {
+		MissingEventIdException missing = batch.missing();
+		Assert.state(missing != null, "No record without an event id");
+		int index = batch.ids().size();
+		if (index == 0) {
+			return new BatchListenerFailedException(missing.getMessage(), missing, 0);
+		}
+		if (!(invocation instanceof ProxyMethodInvocation proxyInvocation)
+				|| !Boolean.TRUE.equals(transaction.execute(TransactionStatus::isNewTransaction))) {
+			return missing;
+		}
+		ProxyMethodInvocation prefix = (ProxyMethodInvocation) proxyInvocation.invocableClone();
+		@Nullable Object[] arguments = invocation.getArguments().clone();
+		int size = method.records(arguments).size();
+		BatchArguments.keep(arguments, method, IntStream.range(0, index).toArray(), index, size);
+		BatchArguments.ignoreAcknowledgment(arguments, method);
+		prefix.setArguments(arguments);
+		invokeBatch(prefix, method, consumerGroup, transaction);
+		return new BatchListenerFailedException(missing.getMessage(), missing, index);
 	}
 
 	/**
@@ -219,24 +306,20 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 	 * in the delivered batch; when that is not possible, report the first new record, so
 	 * that the error handler retries the whole new part of the batch.
 	 */
-	private BatchListenerFailedException recoverPartialBatch(PartialBatchFailure failure, MethodInvocation invocation,
-			@Nullable Object[] delivered, ListenerMethod method, String consumerGroup, TransactionTemplate transaction,
-			int size) {
+	private BatchListenerFailedException recoverPartialBatch(PartialBatchFailure failure,
+			@Nullable ProxyMethodInvocation rerun, @Nullable Object[] delivered, ListenerMethod method,
+			String consumerGroup, TransactionTemplate transaction, int size) {
 		BatchListenerFailedException reported = failure.reported;
 		Throwable cause = (reported.getCause() != null) ? reported.getCause() : reported;
 		int failed = failure.failedIndex;
 		int[] kept = failure.kept;
-		if (failed > 0 && failed < kept.length && failure.newTransaction
-				&& invocation instanceof ProxyMethodInvocation proxyInvocation) {
+		if (failed > 0 && failed < kept.length && failure.newTransaction && rerun != null) {
 			@Nullable Object[] prefix = delivered.clone();
-			filter(prefix, method, kept, failed, size);
-			int acknowledgmentIndex = method.getAcknowledgmentIndex();
-			if (acknowledgmentIndex >= 0) {
-				// Acknowledging the batch would commit the failed record's offset too.
-				prefix[acknowledgmentIndex] = IGNORED_ACKNOWLEDGMENT;
-			}
+			BatchArguments.keep(prefix, method, kept, failed, size);
+			BatchArguments.ignoreAcknowledgment(prefix, method);
+			rerun.setArguments(prefix);
 			try {
-				invokeBatch(proxyInvocation.invocableClone(prefix), method, consumerGroup, transaction);
+				invokeBatch(rerun, method, consumerGroup, transaction);
 			}
 			catch (Throwable ex) {
 				return new BatchListenerFailedException(
@@ -249,37 +332,6 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 		return new BatchListenerFailedException(
 				"@IdempotentListener batch failed and was rolled back; retrying from its first new record", cause,
 				kept[0]);
-	}
-
-	private static int failedIndex(BatchListenerFailedException ex, @Nullable Object data) {
-		if (ex.getIndex() >= 0) {
-			return ex.getIndex();
-		}
-		if (ex.getRecord() != null && data instanceof List<?> list) {
-			for (int i = 0; i < list.size(); i++) {
-				if (list.get(i) == ex.getRecord()) {
-					return i;
-				}
-			}
-		}
-		return -1;
-	}
-
-	private static void filter(@Nullable Object[] arguments, ListenerMethod method, int[] kept, int count, int size) {
-		filter(arguments, method.getDataIndex(), kept, count, size);
-		for (int index : method.getHeaderListIndexes()) {
-			filter(arguments, index, kept, count, size);
-		}
-	}
-
-	private static void filter(@Nullable Object[] arguments, int index, int[] kept, int count, int size) {
-		if (arguments[index] instanceof List<?> list && list.size() == size) {
-			List<Object> filtered = new ArrayList<>(count);
-			for (int i = 0; i < count; i++) {
-				filtered.add(list.get(kept[i]));
-			}
-			arguments[index] = filtered;
-		}
 	}
 
 	private @Nullable Acknowledgment wrapAcknowledgment(@Nullable Object[] arguments, ListenerMethod method,
@@ -317,19 +369,6 @@ final class IdempotentListenerInterceptor implements MethodInterceptor {
 			this.methods.putIfAbsent(method, listenerMethod);
 		}
 		return listenerMethod;
-	}
-
-	private static String consumerGroup(ListenerMethod method) {
-		String group = method.getConsumerGroup();
-		if (group == null) {
-			group = KafkaUtils.getConsumerGroupId();
-		}
-		if (group == null || group.isEmpty()) {
-			throw new IllegalStateException(
-					"No consumer group for @IdempotentListener method " + method.getMethod().getName()
-							+ ": invoke it from a listener container with a group id, or set consumerGroup");
-		}
-		return group;
 	}
 
 	private ProcessedEventStore store() {

@@ -2,10 +2,15 @@ package dev.idempotency.kafka;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -14,7 +19,9 @@ import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.expression.MapAccessor;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodParameter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
@@ -38,6 +45,10 @@ import org.springframework.util.StringUtils;
 final class ListenerMethod {
 
 	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private static final String ASYNCHRONOUS = "its work would run after the transaction that marks the event "
+			+ "processed has committed, so a failure would leave the event marked and never processed. "
+			+ "Do the work before returning, and return void";
 
 	enum DataKind {
 
@@ -123,9 +134,6 @@ final class ListenerMethod {
 				ack = i;
 				continue;
 			}
-			if (ConsumerRecords.class.isAssignableFrom(type)) {
-				throw invalid("ConsumerRecords is not supported; take a List<ConsumerRecord<K, V>> instead");
-			}
 			if (Consumer.class.isAssignableFrom(type) || MessageHeaders.class.isAssignableFrom(type)
 					|| parameter.isAnnotationPresent(Headers.class)) {
 				continue;
@@ -135,6 +143,10 @@ final class ListenerMethod {
 				if (ConsumerRecord.class.isAssignableFrom(type)) {
 					kind = DataKind.RECORD;
 					listOfData = false;
+				}
+				else if (ConsumerRecords.class.isAssignableFrom(type)) {
+					kind = DataKind.RECORD;
+					listOfData = true;
 				}
 				else if (Message.class.isAssignableFrom(type)) {
 					kind = DataKind.MESSAGE;
@@ -164,6 +176,9 @@ final class ListenerMethod {
 		if (data == -1) {
 			throw invalid("it takes no record, message or payload");
 		}
+		if (isAsynchronous(method.getReturnType()) || KotlinDetector.isSuspendingFunction(method)) {
+			throw invalid("it is asynchronous (" + method.getReturnType().getSimpleName() + "): " + ASYNCHRONOUS);
+		}
 		this.dataIndex = data;
 		this.dataKind = kind;
 		this.batch = listOfData && (kind != DataKind.PAYLOAD || isDeclaredBatch(method));
@@ -177,6 +192,26 @@ final class ListenerMethod {
 
 	static ListenerMethod of(Method method, IdempotentListener annotation, String defaultHeaderName) {
 		return new ListenerMethod(method, annotation, defaultHeaderName);
+	}
+
+	/**
+	 * Whether values of the type complete later: a future, a reactive type.
+	 */
+	static boolean isAsynchronous(Class<?> type) {
+		return CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
+				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+	}
+
+	/**
+	 * Check the value a listener returned, which its declared type allowed to be
+	 * asynchronous.
+	 */
+	void checkResult(@Nullable Object result) {
+		if (result != null && isAsynchronous(result.getClass())) {
+			throw new AsynchronousResultException("@IdempotentListener method "
+					+ this.method.getDeclaringClass().getName() + "." + this.method.getName() + " returned a "
+					+ result.getClass().getName() + ": " + ASYNCHRONOUS + "; the event was not marked processed");
+		}
 	}
 
 	private static boolean isDeclaredBatch(Method method) {
@@ -251,30 +286,101 @@ final class ListenerMethod {
 	}
 
 	/**
-	 * Return the event ids of a batch listener's invocation, in order.
+	 * Return the event ids of a batch listener's invocation, in order, up to the first
+	 * record without one.
 	 */
-	List<String> eventIds(@Nullable Object[] arguments) {
-		List<?> data = (List<?>) arguments[this.dataIndex];
+	BatchIds eventIds(@Nullable Object[] arguments) {
+		List<?> data = records(arguments);
 		List<String> ids = new ArrayList<>((data != null) ? data.size() : 0);
 		if (data != null) {
 			for (int i = 0; i < data.size(); i++) {
-				ids.add(requireId(eventIdAt(arguments, data.get(i), i), i));
+				String id = eventIdAt(arguments, data.get(i), i);
+				if (!StringUtils.hasText(id)) {
+					return new BatchIds(ids, missingId(i));
+				}
+				ids.add(id);
 			}
 		}
-		return ids;
+		return new BatchIds(ids, null);
+	}
+
+	/**
+	 * Return a fingerprint of the payload of a record, a message or a payload argument:
+	 * the first eight bytes of the SHA-256 of a {@code String} (UTF-8) or {@code byte[]}
+	 * payload, {@code null} for a payload converted to another type, which has no bytes
+	 * to compare without serializing it again.
+	 */
+	@Nullable Long payloadFingerprint(@Nullable Object data) {
+		Object payload = switch (this.dataKind) {
+			case RECORD -> (data != null) ? ((ConsumerRecord<?, ?>) data).value() : null;
+			case MESSAGE -> (data != null) ? ((Message<?>) data).getPayload() : null;
+			case PAYLOAD -> data;
+		};
+		byte[] bytes = (payload instanceof byte[] raw) ? raw
+				: (payload instanceof String text) ? text.getBytes(StandardCharsets.UTF_8) : null;
+		if (bytes == null) {
+			return null;
+		}
+		try {
+			return ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest(bytes)).getLong();
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+		}
+	}
+
+	/**
+	 * Return the fingerprints of the payloads of a batch listener's first records.
+	 */
+	List<@Nullable Long> payloadFingerprints(@Nullable Object[] arguments, int count) {
+		List<?> records = records(arguments);
+		List<@Nullable Long> fingerprints = new ArrayList<>(count);
+		for (int i = 0; i < count; i++) {
+			fingerprints.add(payloadFingerprint(records.get(i)));
+		}
+		return fingerprints;
+	}
+
+	/**
+	 * Return the records (or messages, or payloads) of a batch listener's invocation, in
+	 * the order the listener sees them.
+	 */
+	List<?> records(@Nullable Object[] arguments) {
+		Object data = arguments[this.dataIndex];
+		if (data instanceof ConsumerRecords<?, ?> records) {
+			List<Object> list = new ArrayList<>(records.count());
+			records.forEach(list::add);
+			return list;
+		}
+		return (data != null) ? (List<?>) data : List.of();
 	}
 
 	private String requireId(@Nullable String id, int index) {
 		if (!StringUtils.hasText(id)) {
-			String source = (this.eventIdExpression != null)
-					? "expression '" + this.eventIdExpression.getExpressionString() + "'"
-					: this.useOffset ? "record position" : "header '" + this.headerName + "'";
-			throw new MissingEventIdException("No event id (" + source + ") for "
-					+ ((index >= 0) ? "record " + index + " of the batch of " : "a record of ")
-					+ this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName()
-					+ "; it is not processed");
+			throw missingId(index);
 		}
 		return id;
+	}
+
+	private MissingEventIdException missingId(int index) {
+		String source = (this.eventIdExpression != null)
+				? "expression '" + this.eventIdExpression.getExpressionString() + "'"
+				: this.useOffset ? "record position" : "header '" + this.headerName + "'";
+		return new MissingEventIdException("No event id (" + source + ") for "
+				+ ((index >= 0) ? "record " + index + " of the batch of " : "a record of ")
+				+ this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName()
+				+ "; it is not processed");
+	}
+
+	/**
+	 * The event ids of a batch: one per record up to the first record without an id,
+	 * whose position is then the number of ids.
+	 *
+	 * @param ids the ids, in order
+	 * @param missing the failure for the first record without an id, if any
+	 */
+	record BatchIds(List<String> ids, @Nullable MissingEventIdException missing) {
+
 	}
 
 	private @Nullable String eventIdAt(@Nullable Object[] arguments, @Nullable Object data, int index) {

@@ -1,15 +1,24 @@
 package dev.idempotency.kafka;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import dev.idempotency.core.IdempotencyMetrics.Outcome;
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
+import dev.idempotency.kafka.ListenerTestConfiguration.CountingAdvice;
+import dev.idempotency.kafka.ListenerTestConfiguration.CountingTransactionManager;
+import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
+import dev.idempotency.kafka.ListenerTestConfiguration.RecordingMetrics;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -18,6 +27,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
 
 import static dev.idempotency.kafka.KafkaTestSupport.newId;
@@ -44,6 +54,21 @@ class IdempotentBatchListenerTests {
 
 	@Autowired
 	private KafkaListenerEndpointRegistry registry;
+
+	@Autowired
+	private DeliveryAttempts attempts;
+
+	@Autowired
+	private RecordingMetrics metrics;
+
+	@Autowired
+	private CountingAdvice countingAdvice;
+
+	@Autowired
+	private CountingTransactionManager transactionManager;
+
+	@Autowired
+	private Admin admin;
 
 	@Value("${spring.kafka.bootstrap-servers}")
 	private String bootstrapServers;
@@ -97,7 +122,7 @@ class IdempotentBatchListenerTests {
 		send(this.kafka, "batch-events", bad, badPayload);
 		send(this.kafka, "batch-events", good3, "payload");
 		container.start();
-		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "batch-events.DLT",
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "batch-events-dlt",
 				badPayload);
 		assertThat(dead.value()).isEqualTo(badPayload);
 		String sentinel = newId("sentinel");
@@ -113,6 +138,119 @@ class IdempotentBatchListenerTests {
 		}
 		// Had the good records been dead-lettered instead, they would have no effect.
 		assertThat(effects("batch", bad)).isZero();
+	}
+
+	@Test
+	void recordWithoutEventIdInABatchIsDeadLetteredAloneAndTheRecordsAroundItTakeEffectOnce() throws Exception {
+		MessageListenerContainer container = this.registry.getListenerContainer("batch");
+		container.stop();
+		this.calls.batches("batch").clear();
+		String good1 = newId("good1");
+		String good2 = newId("good2");
+		String good3 = newId("good3");
+		String bad = newId("no-id");
+		send(this.kafka, "batch-events", good1, good1);
+		send(this.kafka, "batch-events", good2, good2);
+		send(this.kafka, "batch-events", null, bad);
+		send(this.kafka, "batch-events", good3, good3);
+		container.start();
+		List<ConsumerRecord<String, String>> dead = KafkaTestSupport.readAllUntil(this.bootstrapServers,
+				"batch-events-dlt", bad);
+		assertThat(dead).extracting(ConsumerRecord::value).doesNotContain(good1, good2, good3);
+		assertThat(exceptionMessage(dead.get(dead.size() - 1))).contains("No event id (header 'event-id')");
+		// Not retried: the error handler recovered it at its first failure.
+		assertThat(this.attempts.of(bad)).containsExactly(1);
+		this.calls.until("batch", good3);
+		awaitEffect("batch", good3);
+		for (String id : List.of(good1, good2, good3)) {
+			assertThat(effects("batch", id)).as(id).isOne();
+		}
+		assertGood3ProcessedAfterGood1AndGood2("batch", good1, good2, good3);
+	}
+
+	@Test
+	void recordWithoutEventIdInABatchUnderTheDefaultErrorHandlerIsSkippedAloneAndTheRecordsAroundItTakeEffectOnce()
+			throws Exception {
+		MessageListenerContainer container = this.registry.getListenerContainer("defaultHandlerBatch");
+		container.stop();
+		String good1 = newId("good1");
+		String good2 = newId("good2");
+		String good3 = newId("good3");
+		send(this.kafka, "default-handler-batch-events", good1, good1);
+		send(this.kafka, "default-handler-batch-events", good2, good2);
+		send(this.kafka, "default-handler-batch-events", null, newId("no-id"));
+		RecordMetadata last = KafkaTestSupport.sendForMetadata(this.kafka, "default-handler-batch-events", good3,
+				good3);
+		container.start();
+		this.calls.until("defaultHandlerBatch", good3);
+		awaitEffect("defaultHandlerBatch", good3);
+		for (String id : List.of(good1, good2, good3)) {
+			assertThat(effects("defaultHandlerBatch", id)).as(id).isOne();
+		}
+		assertGood3ProcessedAfterGood1AndGood2("defaultHandlerBatch", good1, good2, good3);
+		assertThat(awaitCommitted("default-handler-batch-group", new TopicPartition(last.topic(), last.partition()),
+				last.offset() + 1))
+			.isEqualTo(last.offset() + 1);
+	}
+
+	@Test
+	void rerunOfTheRecordsBeforeAFailedOneGoesThroughTheAdviceOrderedAfterTheLibrarys() throws Exception {
+		MessageListenerContainer container = this.registry.getListenerContainer("advisedBatch");
+		container.stop();
+		String good1 = newId("good1");
+		String good2 = newId("good2");
+		String bad = newId("bad");
+		String good3 = newId("good3");
+		String badPayload = "bad-always-" + bad;
+		send(this.kafka, "advised-batch-events", good1, "payload");
+		send(this.kafka, "advised-batch-events", good2, "payload");
+		send(this.kafka, "advised-batch-events", bad, badPayload);
+		send(this.kafka, "advised-batch-events", good3, "payload");
+		container.start();
+		KafkaTestSupport.readUntil(this.bootstrapServers, "advised-batch-events-dlt", badPayload);
+		this.calls.until("advisedBatch", good3);
+		awaitEffect("advisedBatch", good3);
+		List<List<String>> advised = this.countingAdvice.invocations()
+			.stream()
+			.filter((ids) -> ids.contains(good1) || ids.contains(good3))
+			.toList();
+		// The failed batch, the re-run of the records before the failed one, then the
+		// rest.
+		assertThat(advised).startsWith(List.of(good1, good2, bad, good3), List.of(good1, good2));
+		// Each invocation went through the listener's @Transactional, which joined the
+		// library's transaction.
+		assertThat(this.transactionManager.names()).filteredOn((name) -> name.endsWith("onAdvisedBatch"))
+			.hasSameSizeAs(this.countingAdvice.invocations());
+		for (String id : List.of(good1, good2, good3)) {
+			assertThat(effects("advisedBatch", id)).as(id).isOne();
+		}
+		assertThat(effects("advisedBatch", bad)).isZero();
+	}
+
+	@Test
+	void eventIdsReusedWithAnotherPayloadInsideAndAcrossBatchesAreSkippedAndCounted() throws Exception {
+		long mismatches = this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH);
+		MessageListenerContainer container = this.registry.getListenerContainer("payloadBatch");
+		container.stop();
+		String inside = newId("inside");
+		String across = newId("across");
+		send(this.kafka, "payload-batch-events", inside, "first");
+		send(this.kafka, "payload-batch-events", inside, "another payload");
+		send(this.kafka, "payload-batch-events", across, "first");
+		container.start();
+		this.calls.until("payloadBatch", across);
+		String sentinel = newId("sentinel");
+		send(this.kafka, "payload-batch-events", across, "another payload");
+		send(this.kafka, "payload-batch-events", sentinel, "sentinel");
+		assertThat(this.calls.until("payloadBatch", sentinel)).containsExactly(sentinel);
+		assertThat(this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH) - mismatches).isEqualTo(2);
+	}
+
+	private void assertGood3ProcessedAfterGood1AndGood2(String listener, String good1, String good2, String good3) {
+		List<List<String>> batches = new ArrayList<>(this.calls.batches(listener));
+		assertThat(batches).as("batches of %s", listener)
+			.anySatisfy((batch) -> assertThat(batch).containsSubsequence(good1, good2))
+			.anySatisfy((batch) -> assertThat(batch).contains(good3).doesNotContain(good1, good2));
 	}
 
 	private void assertDuplicatesInsideAndAcrossBatchesTakeEffectOnce(String listener, String topic) throws Exception {
@@ -153,6 +291,32 @@ class IdempotentBatchListenerTests {
 		for (String id : List.of(e1, e2, e3, e4)) {
 			assertThat(effects(listener, id)).as(id).isOne();
 		}
+	}
+
+	private void awaitEffect(String listener, String eventId) throws InterruptedException {
+		// The listener reports its call inside the transaction: wait for the commit.
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (effects(listener, eventId) == 0 && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+	}
+
+	private long awaitCommitted(String group, TopicPartition partition, long expected) throws Exception {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		Long committed = null;
+		while (System.nanoTime() < deadline) {
+			committed = KafkaTestSupport.committedOffset(this.admin, group, partition);
+			if (committed != null && committed >= expected) {
+				return committed;
+			}
+			Thread.sleep(50);
+		}
+		return (committed != null) ? committed : -1;
+	}
+
+	private static String exceptionMessage(ConsumerRecord<String, String> dead) {
+		return new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_MESSAGE).value(),
+				StandardCharsets.UTF_8);
 	}
 
 	private int effects(String listener, String eventId) {

@@ -5,7 +5,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
+import dev.idempotency.core.IdempotencyMetrics.Outcome;
+import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
 import dev.idempotency.kafka.ListenerTestConfiguration.Listeners;
+import dev.idempotency.kafka.ListenerTestConfiguration.RecordingMetrics;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
 import org.apache.kafka.clients.admin.Admin;
@@ -51,6 +54,12 @@ class IdempotentListenerTests {
 	private KafkaListenerEndpointRegistry registry;
 
 	@Autowired
+	private DeliveryAttempts attempts;
+
+	@Autowired
+	private RecordingMetrics metrics;
+
+	@Autowired
 	private Admin admin;
 
 	@Value("${spring.kafka.bootstrap-servers}")
@@ -66,6 +75,35 @@ class IdempotentListenerTests {
 		assertThat(this.calls.until("payload", sentinel)).containsExactly(eventId, sentinel);
 		assertThat(effects("payload", eventId)).containsExactly("first");
 		assertThat(marked("payload-group", eventId)).isTrue();
+	}
+
+	@Test
+	void eventsWith3kBAnd100kBIdsTakeEffectOnce() throws Exception {
+		String id3k = newId(KafkaTestSupport.randomText(3 * 1024));
+		String id100k = newId(KafkaTestSupport.randomText(100 * 1024));
+		String sentinel = newId("sentinel");
+		for (String id : List.of(id3k, id100k, id3k, id100k, sentinel)) {
+			send(this.kafka, "payload-events", id, "payload");
+		}
+		assertThat(this.calls.until("payload", sentinel)).containsExactly(id3k, id100k, sentinel);
+		assertThat(effects("payload", id3k)).hasSize(1);
+		assertThat(effects("payload", id100k)).hasSize(1);
+	}
+
+	@Test
+	void eventIdReusedWithAnotherPayloadIsSkippedAndCounted() throws Exception {
+		long mismatches = this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH);
+		long duplicates = this.metrics.kafka(Outcome.DUPLICATE_EVENT);
+		String eventId = newId("reused");
+		String sentinel = newId("sentinel");
+		send(this.kafka, "payload-events", eventId, "first");
+		send(this.kafka, "payload-events", eventId, "another payload");
+		send(this.kafka, "payload-events", eventId, "first");
+		send(this.kafka, "payload-events", sentinel, "sentinel");
+		assertThat(this.calls.until("payload", sentinel)).containsExactly(eventId, sentinel);
+		assertThat(effects("payload", eventId)).containsExactly("first");
+		assertThat(this.metrics.kafka(Outcome.DUPLICATE_EVENT) - duplicates).isEqualTo(2);
+		assertThat(this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH) - mismatches).isOne();
 	}
 
 	@Test
@@ -140,7 +178,7 @@ class IdempotentListenerTests {
 		String eventId = newId("fail-always");
 		String payload = "fail-always-" + eventId;
 		send(this.kafka, "failing-events", eventId, payload);
-		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "failing-events.DLT",
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "failing-events-dlt",
 				payload);
 		assertThat(new String(dead.headers().lastHeader("event-id").value(), StandardCharsets.UTF_8))
 			.isEqualTo(eventId);
@@ -156,7 +194,7 @@ class IdempotentListenerTests {
 	void recordWithoutEventIdHeaderGoesToTheDeadLetterTopicWithoutBeingProcessed() throws Exception {
 		String payload = newId("no-id");
 		send(this.kafka, "payload-events", null, payload);
-		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "payload-events.DLT",
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "payload-events-dlt",
 				payload);
 		// A required @Header argument fails before the listener is invoked.
 		assertThat(exceptionMessage(dead)).contains("Missing header 'event-id'");
@@ -170,7 +208,7 @@ class IdempotentListenerTests {
 	@Test
 	void recordWhoseExpressionYieldsNoIdGoesToTheDeadLetterTopicWithoutBeingProcessed() throws Exception {
 		send(this.kafka, "record-events", null, ":no-id");
-		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "record-events.DLT",
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "record-events-dlt",
 				":no-id");
 		assertThat(exceptionMessage(dead)).contains("No event id (expression 'split(':')[0]')");
 		String sentinel = newId("sentinel");
@@ -178,6 +216,17 @@ class IdempotentListenerTests {
 		assertThat(this.calls.until("record", sentinel)).containsExactly(sentinel);
 		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM effect WHERE payload = ':no-id'", Integer.class))
 			.isZero();
+	}
+
+	@Test
+	void recordWithoutEventIdIsDeadLetteredAtItsFirstFailureByTheDocumentedRecipe() throws Exception {
+		String payload = ":" + newId("no-id");
+		send(this.kafka, "record-events", null, payload);
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "record-events-dlt",
+				payload);
+		assertThat(exceptionMessage(dead)).contains("No event id");
+		// The recipe retries twice; a MissingEventIdException is not worth retrying.
+		assertThat(this.attempts.of(payload)).containsExactly(1);
 	}
 
 	@Test

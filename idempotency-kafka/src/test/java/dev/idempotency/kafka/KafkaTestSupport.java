@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -33,6 +34,19 @@ final class KafkaTestSupport {
 
 	static String newId(String prefix) {
 		return prefix + "-" + UUID.randomUUID();
+	}
+
+	/**
+	 * Random letters and digits, which PostgreSQL cannot compress.
+	 */
+	static String randomText(int length) {
+		String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+		StringBuilder text = new StringBuilder(length);
+		ThreadLocalRandom random = ThreadLocalRandom.current();
+		for (int i = 0; i < length; i++) {
+			text.append(alphabet.charAt(random.nextInt(alphabet.length())));
+		}
+		return text.toString();
 	}
 
 	static TopicPartition send(KafkaTemplate<String, String> template, String topic, @Nullable String eventId,
@@ -93,22 +107,32 @@ final class KafkaTestSupport {
 	 * Read a topic from the beginning until a record with the given payload shows up.
 	 */
 	static ConsumerRecord<String, String> readUntil(String bootstrapServers, String topic, String payload) {
+		List<ConsumerRecord<String, String>> records = readAllUntil(bootstrapServers, topic, payload);
+		return records.get(records.size() - 1);
+	}
+
+	/**
+	 * Read a topic from the beginning until a record with the given payload shows up, and
+	 * return every record read, that one last.
+	 */
+	static List<ConsumerRecord<String, String>> readAllUntil(String bootstrapServers, String topic, String payload) {
 		Map<String, Object> properties = ListenerTestConfiguration.consumerProperties(bootstrapServers);
 		properties.put(ConsumerConfig.GROUP_ID_CONFIG, newId("reader"));
-		List<String> seen = new ArrayList<>();
+		List<ConsumerRecord<String, String>> seen = new ArrayList<>();
 		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(properties)) {
 			consumer.subscribe(List.of(topic));
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 			while (System.nanoTime() < deadline) {
 				for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+					seen.add(record);
 					if (payload.equals(record.value())) {
-						return record;
+						return seen;
 					}
-					seen.add(record.value());
 				}
 			}
 		}
-		throw new AssertionError("No record " + payload + " on " + topic + "; saw " + seen);
+		throw new AssertionError(
+				"No record " + payload + " on " + topic + "; saw " + seen.stream().map(ConsumerRecord::value).toList());
 	}
 
 }

@@ -1,23 +1,33 @@
 package dev.idempotency.kafka;
 
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -29,10 +39,13 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -47,14 +60,17 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.RetryListener;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.kafka.transaction.KafkaTransactionManager;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -98,13 +114,37 @@ class ListenerTestConfiguration {
 	}
 
 	@Bean
-	DataSourceTransactionManager transactionManager(DataSource dataSource) {
-		return new DataSourceTransactionManager(dataSource);
+	CountingTransactionManager transactionManager(DataSource dataSource) {
+		return new CountingTransactionManager(dataSource);
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static CountingAdvice countingAdvice() {
+		return new CountingAdvice();
+	}
+
+	/**
+	 * Advice that a user orders after the library's (metrics, tracing), on
+	 * {@link Counted @Counted} methods.
+	 */
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static DefaultPointcutAdvisor countingAdvisor(CountingAdvice countingAdvice) {
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
+				new AnnotationMatchingPointcut(null, Counted.class, true), countingAdvice);
+		advisor.setOrder(Ordered.LOWEST_PRECEDENCE);
+		return advisor;
 	}
 
 	@Bean
 	ProcessedEventStore processedEventStore(JdbcTemplate jdbcTemplate) {
 		return new JdbcProcessedEventStore(jdbcTemplate);
+	}
+
+	@Bean
+	RecordingMetrics recordingMetrics() {
+		return new RecordingMetrics();
 	}
 
 	@Bean
@@ -147,11 +187,20 @@ class ListenerTestConfiguration {
 	}
 
 	@Bean
-	DefaultErrorHandler errorHandler(KafkaTemplate<String, String> kafkaTemplate) {
-		DeadLetterPublishingRecoverer recoverer = new DeadLetterPublishingRecoverer(kafkaTemplate,
-				(record, exception) -> new TopicPartition(record.topic() + ".DLT", -1));
-		DefaultErrorHandler errorHandler = new DefaultErrorHandler(recoverer, new FixedBackOff(0L, 2L));
-		errorHandler.addNotRetryableExceptions(MissingEventIdException.class);
+	DeliveryAttempts deliveryAttempts() {
+		return new DeliveryAttempts();
+	}
+
+	/**
+	 * The dead-letter recipe of docs/kafka.md as it stands (records go to
+	 * {@code <topic>-dlt}): nothing in it names the library. The back-off is short, and
+	 * the attempts are recorded so that tests can tell what was retried.
+	 */
+	@Bean
+	DefaultErrorHandler errorHandler(KafkaTemplate<String, String> kafkaTemplate, DeliveryAttempts attempts) {
+		DefaultErrorHandler errorHandler = new DefaultErrorHandler(new DeadLetterPublishingRecoverer(kafkaTemplate),
+				new FixedBackOff(0L, 2L));
+		errorHandler.setRetryListeners(attempts);
 		return errorHandler;
 	}
 
@@ -178,6 +227,18 @@ class ListenerTestConfiguration {
 			ConsumerFactory<String, String> consumerFactory, DefaultErrorHandler errorHandler) {
 		ConcurrentKafkaListenerContainerFactory<String, String> factory = kafkaListenerContainerFactory(consumerFactory,
 				errorHandler);
+		factory.setBatchListener(true);
+		return factory;
+	}
+
+	/**
+	 * A batch container left with spring-kafka's own default error handler.
+	 */
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> defaultErrorHandlerBatchFactory(
+			ConsumerFactory<String, String> consumerFactory) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = new ConcurrentKafkaListenerContainerFactory<>();
+		factory.setConsumerFactory(consumerFactory);
 		factory.setBatchListener(true);
 		return factory;
 	}
@@ -258,6 +319,113 @@ class ListenerTestConfiguration {
 				}
 			}
 			throw new AssertionError("Listener " + listener + " was not invoked with " + eventId + "; saw " + seen);
+		}
+
+	}
+
+	/**
+	 * Marks the methods that {@link CountingAdvice} advises.
+	 */
+	@Target(ElementType.METHOD)
+	@Retention(RetentionPolicy.RUNTIME)
+	@interface Counted {
+
+	}
+
+	/**
+	 * Records the event ids of every batch it sees on its way to a listener.
+	 */
+	static class CountingAdvice implements MethodInterceptor {
+
+		private final List<List<String>> invocations = new CopyOnWriteArrayList<>();
+
+		@Override
+		public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+			List<?> records = (List<?>) invocation.getArguments()[0];
+			this.invocations.add(records.stream()
+				.map((record) -> new String(
+						((ConsumerRecord<?, ?>) record).headers().lastHeader(EventHeaders.EVENT_ID).value()))
+				.toList());
+			return invocation.proceed();
+		}
+
+		List<List<String>> invocations() {
+			return this.invocations;
+		}
+
+	}
+
+	/**
+	 * Records which {@code @Transactional} methods asked it for a transaction, so that
+	 * tests can tell that a method went through its transaction advice.
+	 */
+	static class CountingTransactionManager extends DataSourceTransactionManager {
+
+		private final List<String> names = new CopyOnWriteArrayList<>();
+
+		CountingTransactionManager(DataSource dataSource) {
+			super(dataSource);
+		}
+
+		@Override
+		protected void prepareSynchronization(DefaultTransactionStatus status, TransactionDefinition definition) {
+			// Called for new and for participating transactions alike.
+			if (definition.getName() != null) {
+				this.names.add(definition.getName());
+			}
+			super.prepareSynchronization(status, definition);
+		}
+
+		List<String> names() {
+			return this.names;
+		}
+
+	}
+
+	/**
+	 * Counts the outcomes the listeners report.
+	 */
+	static class RecordingMetrics implements IdempotencyMetrics {
+
+		private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
+
+		@Override
+		public void outcome(String feature, Outcome outcome, long count) {
+			this.outcomes.computeIfAbsent(feature + ":" + outcome.tagValue(), (key) -> new AtomicLong())
+				.addAndGet(count);
+		}
+
+		@Override
+		public void deletedByCleanup(String target, long count) {
+		}
+
+		@Override
+		public Timing start(Operation operation, String feature) {
+			return IdempotencyMetrics.noop().start(operation, feature);
+		}
+
+		long kafka(Outcome outcome) {
+			AtomicLong count = this.outcomes.get(KAFKA + ":" + outcome.tagValue());
+			return (count != null) ? count.get() : 0;
+		}
+
+	}
+
+	/**
+	 * The delivery attempts the error handler saw fail, per record value.
+	 */
+	static class DeliveryAttempts implements RetryListener {
+
+		private final Map<String, List<Integer>> attempts = new ConcurrentHashMap<>();
+
+		@Override
+		public void failedDelivery(ConsumerRecord<?, ?> record, @Nullable Exception ex, int deliveryAttempt) {
+			this.attempts.computeIfAbsent(String.valueOf(record.value()), (key) -> new CopyOnWriteArrayList<>())
+				.add(deliveryAttempt);
+		}
+
+		List<Integer> of(String value) {
+			return this.attempts.getOrDefault(value, List.of());
 		}
 
 	}
@@ -383,6 +551,38 @@ class ListenerTestConfiguration {
 			}
 		}
 
+		@KafkaListener(id = "advisedBatch", topics = "advised-batch-events", groupId = "advised-batch-group",
+				containerFactory = "batchFactory", autoStartup = "false")
+		@IdempotentListener
+		@Transactional("transactionManager")
+		@Counted
+		void onAdvisedBatch(List<ConsumerRecord<String, String>> records) {
+			List<String> ids = records.stream()
+				.map((record) -> new String(record.headers().lastHeader(EventHeaders.EVENT_ID).value()))
+				.toList();
+			ids.forEach(
+					(id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('advisedBatch', ?)", id));
+			this.calls.recordBatch("advisedBatch", ids);
+			for (ConsumerRecord<String, String> record : records) {
+				if (record.value().startsWith("bad-always")) {
+					throw new BatchListenerFailedException("Bad record", record);
+				}
+			}
+		}
+
+		@KafkaListener(id = "defaultHandlerBatch", topics = "default-handler-batch-events",
+				groupId = "default-handler-batch-group", containerFactory = "defaultErrorHandlerBatchFactory",
+				autoStartup = "false")
+		@IdempotentListener
+		void onDefaultHandlerBatch(List<ConsumerRecord<String, String>> records) {
+			List<String> ids = records.stream()
+				.map((record) -> new String(record.headers().lastHeader(EventHeaders.EVENT_ID).value()))
+				.toList();
+			ids.forEach((id) -> this.jdbc
+				.update("INSERT INTO effect (listener, event_id) VALUES ('defaultHandlerBatch', ?)", id));
+			this.calls.recordBatch("defaultHandlerBatch", ids);
+		}
+
 		@KafkaListener(id = "payloadBatch", topics = "payload-batch-events", groupId = "payload-batch-group",
 				containerFactory = "batchFactory", batch = "true", autoStartup = "false")
 		@IdempotentListener
@@ -392,6 +592,16 @@ class ListenerTestConfiguration {
 			ids.forEach(
 					(id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('payloadBatch', ?)", id));
 			this.calls.recordBatch("payloadBatch", ids);
+		}
+
+		@KafkaListener(id = "loose", topics = "loose-events", groupId = "loose-group")
+		@IdempotentListener
+		Object onLoose(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			this.calls.record("loose", eventId);
+			// Declared Object, asynchronous at run time.
+			return CompletableFuture.runAsync(() -> {
+				throw new IllegalStateException("Asynchronous work failed");
+			});
 		}
 
 		@KafkaListener(id = "crash", topics = CrashingConsumer.TOPIC, groupId = CrashingConsumer.GROUP,

@@ -1,5 +1,6 @@
 package dev.idempotency.kafka;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -7,6 +8,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.EventHeaders;
+import dev.idempotency.test.PartitionLeaders;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
@@ -70,7 +72,10 @@ public final class ListenerThroughput {
 			List<String> names = List
 				.of(System.getProperty("listeners", "handWritten,idempotentRecord,idempotentBatch,plainBatch")
 					.split(","));
-			broker.createTopics(names.stream().map((name) -> "bench-" + name).toArray(String[]::new));
+			String[] topics = names.stream().map((name) -> "bench-" + name).toArray(String[]::new);
+			broker.createTopics(topics);
+			// A burst sent before the leaders are ready stalls the producer.
+			PartitionLeaders.await(broker.getBootstrapServers(), Duration.ofSeconds(60), topics);
 			for (String name : names) {
 				for (String id : ids) {
 					ProducerRecord<String, String> record = new ProducerRecord<>("bench-" + name, id, "payload");

@@ -1,8 +1,12 @@
 package dev.idempotency.autoconfigure.kafka;
 
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -12,14 +16,18 @@ import dev.idempotency.core.EventHeaders;
 import dev.idempotency.kafka.IdempotentListener;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.kafka.IdempotentListenerAdvisor;
+import dev.idempotency.kafka.MissingEventIdException;
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.aop.support.AopUtils;
@@ -35,6 +43,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.ListenerExecutionFailedException;
+import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -189,6 +201,48 @@ class IdempotencyKafkaAutoConfigurationTests {
 			});
 	}
 
+	@Test
+	void recordWithoutEventIdIsDeadLetteredAtItsFirstFailureByADeadLetterErrorHandlerAlone(TestKafkaBroker broker) {
+		String topic = TestKafkaBroker.uniqueTopic("no-id-events");
+		this.databaseContextRunner.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class))
+			.withUserConfiguration(DeadLetterConfiguration.class, RecordListenerOnTopicConfiguration.class)
+			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+					"spring.kafka.consumer.auto-offset-reset=earliest", "test.topic=" + topic)
+			.run((context) -> {
+				@SuppressWarnings("unchecked")
+				KafkaTemplate<Object, Object> kafka = context.getBean(KafkaTemplate.class);
+				kafka.send(new ProducerRecord<>(topic, "key", "no-id")).get(10, TimeUnit.SECONDS);
+				ConsumerRecord<String, String> dead = readFirst(broker, topic + "-dlt");
+				assertThat(dead.value()).isEqualTo("no-id");
+				assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_FQCN).value(),
+						StandardCharsets.UTF_8))
+					.isEqualTo(ListenerExecutionFailedException.class.getName());
+				assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN).value(),
+						StandardCharsets.UTF_8))
+					.isEqualTo(MissingEventIdException.class.getName());
+				// DefaultErrorHandler retries nine times unless told that an exception is
+				// not worth it.
+				assertThat(context.getBean(DeadLetterConfiguration.class).attempts).containsExactly(1);
+			});
+	}
+
+	private static ConsumerRecord<String, String> readFirst(TestKafkaBroker broker, String topic) {
+		Map<String, Object> properties = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers(),
+				ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+				"earliest", ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+				ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(properties)) {
+			consumer.subscribe(List.of(topic));
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			while (System.nanoTime() < deadline) {
+				for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+					return record;
+				}
+			}
+		}
+		throw new AssertionError("Nothing on " + topic);
+	}
+
 	private static double kafkaOutcome(MeterRegistry registry, String outcome) {
 		return registry.get(MicrometerIdempotencyMetrics.OUTCOMES)
 			.tag("feature", "kafka")
@@ -209,6 +263,43 @@ class IdempotencyKafkaAutoConfigurationTests {
 
 	static class RecordListener {
 
+		@IdempotentListener
+		void on(ConsumerRecord<String, String> record) {
+		}
+
+	}
+
+	/**
+	 * The dead-letter recipe of docs/kafka.md: an error handler bean, which Spring Boot
+	 * sets on its container factory, and nothing about the library.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class DeadLetterConfiguration {
+
+		final List<Integer> attempts = new CopyOnWriteArrayList<>();
+
+		@Bean
+		DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template) {
+			DefaultErrorHandler errorHandler = new DefaultErrorHandler(new DeadLetterPublishingRecoverer(template));
+			errorHandler.setRetryListeners((record, ex, attempt) -> this.attempts.add(attempt));
+			return errorHandler;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RecordListenerOnTopicConfiguration {
+
+		@Bean
+		RecordListenerOnTopic recordListenerOnTopic() {
+			return new RecordListenerOnTopic();
+		}
+
+	}
+
+	static class RecordListenerOnTopic {
+
+		@KafkaListener(topics = "${test.topic}", groupId = "no-id")
 		@IdempotentListener
 		void on(ConsumerRecord<String, String> record) {
 		}

@@ -1,12 +1,21 @@
 package dev.idempotency.core.jdbc;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.Array;
 import java.sql.PreparedStatement;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import dev.idempotency.core.ProcessedEventStore;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.util.Assert;
@@ -15,11 +24,27 @@ import org.springframework.util.Assert;
  * {@link ProcessedEventStore} on PostgreSQL through Spring's {@link JdbcOperations}: one
  * {@code INSERT ... ON CONFLICT DO NOTHING} per event, or one per batch with the ids
  * passed as an array.
+ * <p>
+ * Event ids of any length are accepted. An id of at most {@value #MAX_VERBATIM_ID_BYTES}
+ * bytes (UTF-8) is stored as it is; a longer one, which the primary key index could not
+ * hold, is stored as its first {@value #MAX_VERBATIM_ID_BYTES} bytes (whole characters)
+ * followed by {@code #sha256:} and the hexadecimal SHA-256 of the whole id. Such a stored
+ * form is longer than any id stored as it is, so the two never meet.
+ * <p>
+ * A mark may carry a fingerprint of the event's payload. The statement that inserts it
+ * also reads, for a duplicate, the fingerprint its first mark stored (the read sees the
+ * table as it was before the insert), so that an id reused for another payload is told
+ * without another round trip.
  */
 public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	/** The default table name. */
 	public static final String DEFAULT_TABLE_NAME = "processed_event";
+
+	/** The length in bytes (UTF-8) of the longest event id stored as it is. */
+	public static final int MAX_VERBATIM_ID_BYTES = 512;
+
+	private static final String DIGEST_SEPARATOR = "#sha256:";
 
 	private final JdbcOperations jdbc;
 
@@ -48,7 +73,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	public boolean markProcessed(String consumerGroup, String eventId) {
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
-		return this.jdbc.update(this.sql.mark, consumerGroup, eventId) == 1;
+		return this.jdbc.update(this.sql.mark, consumerGroup, storedId(eventId)) == 1;
 	}
 
 	@Override
@@ -58,23 +83,122 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (eventIds.isEmpty()) {
 			return Set.of();
 		}
-		eventIds.forEach((eventId) -> Assert.hasText(eventId, "eventIds must not contain empty ids"));
+		Object[] stored = new Object[eventIds.size()];
+		@Nullable Map<String, String> originals = null;
+		int i = 0;
+		for (String eventId : eventIds) {
+			Assert.hasText(eventId, "eventIds must not contain empty ids");
+			String storedId = storedId(eventId);
+			if (!storedId.equals(eventId)) {
+				if (originals == null) {
+					originals = new HashMap<>();
+				}
+				originals.put(storedId, eventId);
+			}
+			stored[i++] = storedId;
+		}
+		@Nullable Map<String, String> longIds = originals;
 		Set<String> inserted = new LinkedHashSet<>();
 		this.jdbc.query((connection) -> {
 			PreparedStatement statement = connection.prepareStatement(this.sql.markAll);
-			Array ids = connection.createArrayOf("text", eventIds.toArray());
+			Array ids = connection.createArrayOf("text", stored);
 			statement.setString(1, consumerGroup);
 			statement.setArray(2, ids);
 			return statement;
 		}, (rs) -> {
-			inserted.add(rs.getString(1));
+			String storedId = rs.getString(1);
+			inserted.add((longIds != null) ? longIds.getOrDefault(storedId, storedId) : storedId);
 		});
 		return inserted;
 	}
 
 	@Override
+	public Mark mark(String consumerGroup, String eventId, @Nullable Long payloadFingerprint) {
+		if (payloadFingerprint == null) {
+			return markProcessed(consumerGroup, eventId) ? Mark.NEW : Mark.DUPLICATE;
+		}
+		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
+		Assert.hasText(eventId, "eventId must not be empty");
+		String storedId = storedId(eventId);
+		Mark mark = this.jdbc.queryForObject(this.sql.markWithFingerprint, (rs, row) -> {
+			if (rs.getBoolean(1)) {
+				return Mark.NEW;
+			}
+			long first = rs.getLong(2);
+			return (!rs.wasNull() && first != payloadFingerprint) ? Mark.DUPLICATE_OF_ANOTHER_PAYLOAD : Mark.DUPLICATE;
+		}, consumerGroup, storedId, payloadFingerprint, consumerGroup, storedId);
+		return (mark != null) ? mark : Mark.DUPLICATE;
+	}
+
+	@Override
+	public BatchMark markAll(String consumerGroup, List<String> eventIds, List<@Nullable Long> payloadFingerprints) {
+		Assert.isTrue(payloadFingerprints.size() == eventIds.size(), "one fingerprint per event id is required");
+		if (payloadFingerprints.stream().allMatch(Objects::isNull)) {
+			return new BatchMark(markAllProcessed(consumerGroup, eventIds), Set.of());
+		}
+		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
+		Object[] stored = new Object[eventIds.size()];
+		Map<String, String> originals = new HashMap<>();
+		for (int i = 0; i < stored.length; i++) {
+			String eventId = eventIds.get(i);
+			Assert.hasText(eventId, "eventIds must not contain empty ids");
+			String storedId = storedId(eventId);
+			originals.put(storedId, eventId);
+			stored[i] = storedId;
+		}
+		Set<String> marked = new LinkedHashSet<>();
+		Set<String> otherPayloads = new LinkedHashSet<>();
+		this.jdbc.query((connection) -> {
+			PreparedStatement statement = connection.prepareStatement(this.sql.markAllWithFingerprints);
+			statement.setArray(1, connection.createArrayOf("text", stored));
+			statement.setArray(2, connection.createArrayOf("bigint", payloadFingerprints.toArray()));
+			statement.setString(3, consumerGroup);
+			statement.setString(4, consumerGroup);
+			return statement;
+		}, (rs) -> {
+			String eventId = originals.get(rs.getString(1));
+			(rs.getBoolean(2) ? marked : otherPayloads).add(eventId);
+		});
+		return new BatchMark(marked, otherPayloads);
+	}
+
+	@Override
 	public boolean isProcessed(String consumerGroup, String eventId) {
-		return Boolean.TRUE.equals(this.jdbc.queryForObject(this.sql.exists, Boolean.class, consumerGroup, eventId));
+		return Boolean.TRUE
+			.equals(this.jdbc.queryForObject(this.sql.exists, Boolean.class, consumerGroup, storedId(eventId)));
+	}
+
+	/**
+	 * Return the form an event id is stored in: the id itself, or for an id longer than
+	 * {@value #MAX_VERBATIM_ID_BYTES} bytes its first bytes and its SHA-256.
+	 * @param eventId the event id
+	 * @return the stored form
+	 */
+	public static String storedId(String eventId) {
+		// At most three bytes per char (a supplementary character is two chars of four
+		// bytes), so short ids need no encoding.
+		if (eventId.length() <= MAX_VERBATIM_ID_BYTES / 3) {
+			return eventId;
+		}
+		byte[] bytes = eventId.getBytes(StandardCharsets.UTF_8);
+		if (bytes.length <= MAX_VERBATIM_ID_BYTES) {
+			return eventId;
+		}
+		int end = MAX_VERBATIM_ID_BYTES;
+		while (end > 0 && (bytes[end] & 0xC0) == 0x80) {
+			end--;
+		}
+		return new String(bytes, 0, end, StandardCharsets.UTF_8) + DIGEST_SEPARATOR
+				+ HexFormat.of().formatHex(sha256(bytes));
+	}
+
+	private static byte[] sha256(byte[] bytes) {
+		try {
+			return MessageDigest.getInstance("SHA-256").digest(bytes);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+		}
 	}
 
 }

@@ -84,6 +84,10 @@ final class PostgresDialect {
 
 		final String exists;
 
+		final String markWithFingerprint;
+
+		final String markAllWithFingerprints;
+
 		EventStatements(String table) {
 			this.mark = TableNames.render("""
 					INSERT INTO %TABLE% (consumer_group, event_id, processed_at)
@@ -98,6 +102,33 @@ final class PostgresDialect {
 					""", table);
 			this.exists = TableNames.render("""
 					SELECT EXISTS (SELECT 1 FROM %TABLE% WHERE consumer_group = ? AND event_id = ?)
+					""", table);
+			// The SELECT sees the table as it was before the INSERT: for a duplicate, the
+			// fingerprint of its first mark, in the same round trip.
+			this.markWithFingerprint = TableNames.render("""
+					WITH inserted AS (
+					    INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
+					    VALUES (?, ?, ?, now())
+					    ON CONFLICT (consumer_group, event_id) DO NOTHING
+					    RETURNING 1)
+					SELECT EXISTS (SELECT FROM inserted) AS inserted,
+					       CASE WHEN EXISTS (SELECT FROM inserted) THEN NULL
+					            ELSE (SELECT payload_fingerprint FROM %TABLE%
+					                  WHERE consumer_group = ? AND event_id = ?) END AS first_fingerprint
+					""", table);
+			this.markAllWithFingerprints = TableNames.render("""
+					WITH batch AS (
+					    SELECT * FROM unnest(?::text[], ?::bigint[]) AS b (event_id, payload_fingerprint)),
+					inserted AS (
+					    INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
+					    SELECT ?, event_id, payload_fingerprint, now() FROM batch
+					    ON CONFLICT (consumer_group, event_id) DO NOTHING
+					    RETURNING event_id)
+					SELECT event_id, true AS inserted FROM inserted
+					UNION ALL
+					SELECT p.event_id, false FROM batch b
+					JOIN %TABLE% p ON p.consumer_group = ? AND p.event_id = b.event_id
+					WHERE p.payload_fingerprint <> b.payload_fingerprint
 					""", table);
 		}
 

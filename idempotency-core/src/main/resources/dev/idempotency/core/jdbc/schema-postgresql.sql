@@ -21,9 +21,10 @@ CREATE TABLE IF NOT EXISTS @@idempotency_key_table@@ (
 CREATE INDEX IF NOT EXISTS @@idempotency_key_index@@_expires_at_idx ON @@idempotency_key_table@@ (expires_at);
 
 CREATE TABLE IF NOT EXISTS @@processed_event_table@@ (
-    consumer_group text        NOT NULL,
-    event_id       text        NOT NULL,
-    processed_at   timestamptz NOT NULL DEFAULT now(),
+    consumer_group      text        NOT NULL,
+    event_id            text        NOT NULL,
+    processed_at        timestamptz NOT NULL DEFAULT now(),
+    payload_fingerprint bigint,
     PRIMARY KEY (consumer_group, event_id)
 );
 

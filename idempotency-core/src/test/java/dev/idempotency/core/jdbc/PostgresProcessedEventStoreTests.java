@@ -2,12 +2,18 @@ package dev.idempotency.core.jdbc;
 
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.ProcessedEventStore.BatchMark;
+import dev.idempotency.core.ProcessedEventStore.Mark;
 import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -121,6 +127,85 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 			}))
 			.withMessageContaining("current transaction is aborted");
 		assertThat(chargesOf(id)).isZero();
+	}
+
+	@Test
+	void duplicateWhoseFirstMarkWasForAnotherPayloadIsToldApartInTheSameStatement() {
+		String id = UUID.randomUUID().toString();
+		List<Mark> first = new ArrayList<>();
+		assertThat(countStatements(() -> first.add(store.mark("billing", id, 1L)))).isOne();
+		assertThat(first).containsExactly(Mark.NEW);
+		assertThat(countStatements(() -> first.add(store.mark("billing", id, 2L)))).isOne();
+		assertThat(first).containsExactly(Mark.NEW, Mark.DUPLICATE_OF_ANOTHER_PAYLOAD);
+		assertThat(store.mark("billing", id, 1L)).isEqualTo(Mark.DUPLICATE);
+		assertThat(store.mark("billing", id, null)).isEqualTo(Mark.DUPLICATE);
+		String unfingerprinted = UUID.randomUUID().toString();
+		assertThat(store.mark("billing", unfingerprinted, null)).isEqualTo(Mark.NEW);
+		assertThat(store.mark("billing", unfingerprinted, 3L)).isEqualTo(Mark.DUPLICATE);
+		String a = UUID.randomUUID().toString();
+		String b = UUID.randomUUID().toString();
+		List<BatchMark> batch = new ArrayList<>();
+		assertThat(countStatements(() -> batch
+			.add(store.markAll("billing", List.of(a, id, b, a, unfingerprinted), Arrays.asList(1L, 2L, null, 1L, 4L)))))
+			.isOne();
+		assertThat(batch.get(0).marked()).containsExactlyInAnyOrder(a, b);
+		assertThat(batch.get(0).otherPayloads()).containsExactly(id);
+	}
+
+	@Test
+	void idsOf3kBAnd100kBAreMarkedOnceAndRecognised() {
+		String id3k = randomId(3 * 1024);
+		String id100k = randomId(100 * 1024);
+		assertThat(store.markProcessed("billing", id3k)).isTrue();
+		assertThat(store.markProcessed("billing", id3k)).isFalse();
+		assertThat(store.isProcessed("billing", id3k)).isTrue();
+		assertThat(store.markAllProcessed("billing", List.of(id100k, id3k, id100k))).containsExactly(id100k);
+		assertThat(store.markAllProcessed("billing", List.of(id100k))).isEmpty();
+		assertThat(store.isProcessed("billing", id100k)).isTrue();
+	}
+
+	@Test
+	void longIdsThatShareTheirStoredPrefixAreTwoEvents() {
+		String prefix = randomId(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES);
+		String first = prefix + "-first";
+		String second = prefix + "-second";
+		assertThat(store.markProcessed("billing", first)).isTrue();
+		assertThat(store.markAllProcessed("billing", List.of(first, second))).containsExactly(second);
+		assertThat(storedIds(prefix)).hasSize(2)
+			.allSatisfy((stored) -> assertThat(stored).startsWith(prefix + "#sha256:")
+				.hasSizeGreaterThan(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES));
+	}
+
+	@Test
+	void idOfTheLongestVerbatimLengthIsStoredAsItIs() {
+		// 510 bytes of ASCII and a two-byte character.
+		String id = randomId(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES - 2) + "é";
+		assertThat(store.markProcessed("billing", id)).isTrue();
+		assertThat(storedIds(id)).containsExactly(id);
+		// One byte longer, and the two-byte character straddles the limit: the stored
+		// prefix ends before it.
+		String ascii = randomId(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES - 1);
+		String longer = ascii + "é";
+		assertThat(store.markProcessed("billing", longer)).isTrue();
+		assertThat(storedIds(ascii)).singleElement().asString().startsWith(ascii + "#sha256:");
+	}
+
+	private static List<String> storedIds(String prefix) {
+		return jdbc.queryForList("SELECT event_id FROM processed_event WHERE consumer_group = 'billing' "
+				+ "AND starts_with(event_id, ?)", String.class, prefix);
+	}
+
+	/**
+	 * Random letters and digits, which PostgreSQL cannot compress to fit its index.
+	 */
+	private static String randomId(int length) {
+		String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+		StringBuilder id = new StringBuilder(length);
+		ThreadLocalRandom random = ThreadLocalRandom.current();
+		for (int i = 0; i < length; i++) {
+			id.append(alphabet.charAt(random.nextInt(alphabet.length())));
+		}
+		return id.toString();
 	}
 
 	private static int chargesOf(String id) {

@@ -1,0 +1,92 @@
+package dev.idempotency.kafka;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.listener.BatchListenerFailedException;
+import org.springframework.kafka.support.Acknowledgment;
+
+/**
+ * Rewrites the arguments of a batch listener's invocation so that it receives only some
+ * of the records it was delivered: the new ones, or those before a failed one.
+ */
+final class BatchArguments {
+
+	private static final Acknowledgment IGNORED_ACKNOWLEDGMENT = () -> {
+	};
+
+	private BatchArguments() {
+	}
+
+	/**
+	 * The error handler commits the offsets of the records before a failed one; an
+	 * acknowledgment of the batch would commit the failed record's offset too.
+	 */
+	static void ignoreAcknowledgment(@Nullable Object[] arguments, ListenerMethod method) {
+		int acknowledgmentIndex = method.getAcknowledgmentIndex();
+		if (acknowledgmentIndex >= 0) {
+			arguments[acknowledgmentIndex] = IGNORED_ACKNOWLEDGMENT;
+		}
+	}
+
+	/**
+	 * Return the position of the record a listener reported failed, or -1.
+	 */
+	static int failedIndex(BatchListenerFailedException ex, List<?> list) {
+		if (ex.getIndex() >= 0) {
+			return ex.getIndex();
+		}
+		if (ex.getRecord() != null) {
+			for (int i = 0; i < list.size(); i++) {
+				if (list.get(i) == ex.getRecord()) {
+					return i;
+				}
+			}
+		}
+		return -1;
+	}
+
+	/**
+	 * Keep the records at the given positions (and their elements of {@code @Header}
+	 * lists), in order.
+	 */
+	static void keep(@Nullable Object[] arguments, ListenerMethod method, int[] kept, int count, int size) {
+		filter(arguments, method.getDataIndex(), kept, count, size);
+		for (int index : method.getHeaderListIndexes()) {
+			filter(arguments, index, kept, count, size);
+		}
+	}
+
+	private static void filter(@Nullable Object[] arguments, int index, int[] kept, int count, int size) {
+		if (arguments[index] instanceof List<?> list && list.size() == size) {
+			List<Object> filtered = new ArrayList<>(count);
+			for (int i = 0; i < count; i++) {
+				filtered.add(list.get(kept[i]));
+			}
+			arguments[index] = filtered;
+		}
+		else if (arguments[index] instanceof ConsumerRecords<?, ?> records && records.count() == size) {
+			arguments[index] = filter(records, kept, count);
+		}
+	}
+
+	private static <K, V> ConsumerRecords<K, V> filter(ConsumerRecords<K, V> records, int[] kept, int count) {
+		List<ConsumerRecord<K, V>> all = new ArrayList<>(records.count());
+		records.forEach(all::add);
+		Map<TopicPartition, List<ConsumerRecord<K, V>>> filtered = new LinkedHashMap<>();
+		for (int i = 0; i < count; i++) {
+			ConsumerRecord<K, V> record = all.get(kept[i]);
+			filtered.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (key) -> new ArrayList<>())
+				.add(record);
+		}
+		return new ConsumerRecords<>(filtered, records.nextOffsets());
+	}
+
+}
