@@ -126,7 +126,7 @@ final class IdempotentEndpoints {
 					return null;
 				}
 				Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-				return new Match(endpoint, (pattern != null) ? pattern.toString() : "");
+				return new Match(endpoint, (pattern != null) ? pattern.toString() : "", handlerMethod);
 			}
 			return null;
 		}
@@ -160,7 +160,7 @@ final class IdempotentEndpoints {
 		}
 	}
 
-	record Match(IdempotentEndpoint endpoint, String route) {
+	record Match(IdempotentEndpoint endpoint, String route, HandlerMethod handler) {
 	}
 
 }
