@@ -34,7 +34,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.Assert;
 import org.springframework.web.filter.OncePerRequestFilter;
-import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerMapping;
 
 /**
@@ -408,7 +407,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			chain.doFilter(request, response);
 			return;
 		}
-		String key = key(keys, request, response, match.handler(), settings.responses());
+		String key = key(keys, request, response, match, settings.responses());
 		if (key == null) {
 			return;
 		}
@@ -418,7 +417,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
 			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
 			if (body == null) {
-				settings.responses().requestTooLarge(request, response, match.handler(), this.maxRequestBodySize);
+				settings.responses().requestTooLarge(request, response, match, this.maxRequestBodySize);
 				return;
 			}
 		}
@@ -427,12 +426,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			fingerprint = RequestFingerprints.of(request, match.route(), endpoint, body);
 		}
 		catch (FingerprintLimitExceededException ex) {
-			settings.responses().bodyTooComplex(request, response, match.handler(), ex);
+			settings.responses().bodyTooComplex(request, response, match, ex);
 			return;
 		}
 		IdempotentRequest target = new IdempotentRequest(request, body, endpoint.name());
-		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response, match.handler())
-			.run(target, chain);
+		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response, match).run(target,
+				chain);
 	}
 
 	/**
@@ -440,9 +439,9 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	 * @return the key, or {@code null} when answered
 	 */
 	private static @Nullable String key(List<String> values, HttpServletRequest request, HttpServletResponse response,
-			HandlerMethod handler, ProtocolResponses responses) throws IOException {
+			IdempotentEndpoints.Match match, ProtocolResponses responses) throws IOException {
 		if (values.size() != 1) {
-			responses.invalidKey(request, response, handler, values.isEmpty() ? null
+			responses.invalidKey(request, response, match, values.isEmpty() ? null
 					: "The Idempotency-Key header was sent " + values.size() + " times; send it exactly once.");
 			return null;
 		}
@@ -450,7 +449,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			return IdempotencyKeys.parseHeader(values.get(0));
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			responses.invalidKey(request, response, handler, ex.getMessage() + ".");
+			responses.invalidKey(request, response, match, ex.getMessage() + ".");
 			return null;
 		}
 	}

@@ -109,19 +109,23 @@ final class Problems {
 	/**
 	 * Answer a request with a problem instead of running its handler, or instead of the
 	 * response the handler produced.
-	 * @param handler the {@code @Idempotent} handler method the problem is resolved for
+	 * @param match the {@code @Idempotent} handler the problem is resolved for
 	 */
-	void send(HttpServletRequest request, HttpServletResponse response, @Nullable HandlerMethod handler,
+	void send(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
 			IdempotencyProblem problem) throws IOException {
 		if (!response.isCommitted()) {
 			response.reset();
 		}
+		if (!match.applyCors(request, response)) {
+			return;
+		}
 		// As in the DispatcherServlet: an error may have another content type than the
 		// handler produces.
 		request.removeAttribute(HandlerMapping.PRODUCIBLE_MEDIA_TYPES_ATTRIBUTE);
-		if (!resolve(request, response, handler, problem)) {
+		if (!resolve(request, response, match.handler(), problem)) {
 			if (!response.isCommitted()) {
 				response.reset();
+				match.applyCors(request, response);
 			}
 			write(request, response,
 					new ResponseEntity<>(problem.getBody(), problem.getHeaders(), problem.getStatusCode()));
@@ -133,7 +137,7 @@ final class Problems {
 	 * Offer the problem to the application's exception resolvers, in their order.
 	 * @return whether one of them wrote the answer
 	 */
-	private boolean resolve(HttpServletRequest request, HttpServletResponse response, @Nullable HandlerMethod handler,
+	private boolean resolve(HttpServletRequest request, HttpServletResponse response, HandlerMethod handler,
 			IdempotencyProblem problem) {
 		for (HandlerExceptionResolver resolver : this.resolvers) {
 			ErrorRecorder recorder = new ErrorRecorder(response);
