@@ -33,6 +33,7 @@ import org.springframework.web.servlet.handler.HandlerExceptionResolverComposite
 import org.springframework.web.servlet.mvc.method.annotation.HttpEntityMethodProcessor;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.servlet.mvc.support.DefaultHandlerExceptionResolver;
+import org.springframework.web.util.ContentCachingResponseWrapper;
 
 /**
  * Renders RFC 9457 problem details the way Spring MVC renders an exception of a handler:
@@ -116,20 +117,23 @@ final class Problems {
 		if (!response.isCommitted()) {
 			response.reset();
 		}
-		if (!match.applyCors(request, response)) {
-			return;
-		}
-		// As in the DispatcherServlet: an error may have another content type than the
-		// handler produces.
-		request.removeAttribute(HandlerMapping.PRODUCIBLE_MEDIA_TYPES_ATTRIBUTE);
-		if (!resolve(request, response, match.handler(), problem)) {
-			if (!response.isCommitted()) {
-				response.reset();
-				match.applyCors(request, response);
+		// Held whole and sent with its Content-Length, so that a client still sending a
+		// body that is never read (413) has the complete answer before the connection
+		// closes.
+		ContentCachingResponseWrapper answer = new ContentCachingResponseWrapper(response);
+		if (match.applyCors(request, answer)) {
+			// As in the DispatcherServlet: an error may have another content type than
+			// the
+			// handler produces.
+			request.removeAttribute(HandlerMapping.PRODUCIBLE_MEDIA_TYPES_ATTRIBUTE);
+			if (!resolve(request, answer, match.handler(), problem)) {
+				answer.reset();
+				match.applyCors(request, answer);
+				write(request, answer,
+						new ResponseEntity<>(problem.getBody(), problem.getHeaders(), problem.getStatusCode()));
 			}
-			write(request, response,
-					new ResponseEntity<>(problem.getBody(), problem.getHeaders(), problem.getStatusCode()));
 		}
+		answer.copyBodyToResponse();
 		response.flushBuffer();
 	}
 
