@@ -22,8 +22,10 @@ import org.springframework.util.Assert;
 
 /**
  * The answers of the protocol itself, given instead of the handler's: the replay of a
- * stored response, and the problem details of a request that must not run. Each outcome
- * is counted in the metrics. Keys are logged by their hash only.
+ * stored response, and the problem details of a request that must not run, which
+ * {@link Problems} renders through the application's Spring MVC. Both carry the CORS
+ * headers Spring MVC gives the handler. Each outcome is counted in the metrics. Keys are
+ * logged by their hash only.
  */
 final class ProtocolResponses {
 
