@@ -196,15 +196,14 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Replace a {@code sendError} by a body of our own, so that the error response is
-	 * complete here and can be stored and replayed byte for byte.
+	 * Forget a {@code sendError}, so that a body of our own can replace it and the error
+	 * response is complete here, to be stored and replayed byte for byte.
 	 */
-	void renderError(String contentType, byte[] problem) {
+	void clearError() {
 		this.errorStatus = null;
 		this.errorMessage = null;
+		this.committed = false;
 		clearBody();
-		this.body.writeBytes(problem);
-		getResponse().setContentType(contentType);
 	}
 
 	byte[] getBody() {

@@ -60,7 +60,8 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	// - IdempotentExecution: claim, run in the transaction, complete, release
 	// - StoreTransactions: the transactions, on the transaction manager of the keys
 	// - IdempotentRequest, BufferedResponse: what the handler reads and writes meanwhile
-	// - ProtocolResponses, Problems: replays and problem details
+	// - ProtocolResponses: replays and problem details, which Problems renders through
+	// the application's exception handlers and message converters
 
 	/** The request header that carries the key. */
 	public static final String KEY_HEADER = "Idempotency-Key";
@@ -138,6 +139,8 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	private @Nullable StoreTransactions transactions;
 
 	private @Nullable JdbcOperations jdbc;
+
+	private @Nullable Problems problems;
 
 	/**
 	 * Create a filter.
@@ -369,6 +372,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		this.transactionManager = transactionManager;
 		this.transactions = new StoreTransactions(transactionManager, keys);
 		this.jdbc = new JdbcTemplate(keys);
+		this.problems = Problems.of(this.applicationContext);
 		for (IdempotentEndpoint endpoint : endpoints.all()) {
 			Duration lease = lease(endpoint);
 			Duration retention = retention(endpoint);
@@ -403,7 +407,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			chain.doFilter(request, response);
 			return;
 		}
-		String key = key(keys, request, response, settings.responses());
+		String key = key(keys, request, response, match, settings.responses());
 		if (key == null) {
 			return;
 		}
@@ -413,7 +417,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
 			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
 			if (body == null) {
-				settings.responses().requestTooLarge(request, response, this.maxRequestBodySize);
+				settings.responses().requestTooLarge(request, response, match, this.maxRequestBodySize);
 				return;
 			}
 		}
@@ -422,11 +426,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			fingerprint = RequestFingerprints.of(request, match.route(), endpoint, body);
 		}
 		catch (FingerprintLimitExceededException ex) {
-			settings.responses().bodyTooComplex(request, response, ex);
+			settings.responses().bodyTooComplex(request, response, match, ex);
 			return;
 		}
 		IdempotentRequest target = new IdempotentRequest(request, body, endpoint.name());
-		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response).run(target, chain);
+		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response, match).run(target,
+				chain);
 	}
 
 	/**
@@ -434,9 +439,9 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	 * @return the key, or {@code null} when answered
 	 */
 	private static @Nullable String key(List<String> values, HttpServletRequest request, HttpServletResponse response,
-			ProtocolResponses responses) throws IOException {
+			IdempotentEndpoints.Match match, ProtocolResponses responses) throws IOException {
 		if (values.size() != 1) {
-			responses.invalidKey(request, response, values.isEmpty() ? null
+			responses.invalidKey(request, response, match, values.isEmpty() ? null
 					: "The Idempotency-Key header was sent " + values.size() + " times; send it exactly once.");
 			return null;
 		}
@@ -444,7 +449,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			return IdempotencyKeys.parseHeader(values.get(0));
 		}
 		catch (InvalidIdempotencyKeyException ex) {
-			responses.invalidKey(request, response, ex.getMessage() + ".");
+			responses.invalidKey(request, response, match, ex.getMessage() + ".");
 			return null;
 		}
 	}
@@ -452,12 +457,13 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	private IdempotentExecution.Settings settings() {
 		StoreTransactions transactions = this.transactions;
 		JdbcOperations jdbc = this.jdbc;
-		Assert.state(transactions != null && jdbc != null,
+		Problems problems = this.problems;
+		Assert.state(transactions != null && jdbc != null && problems != null,
 				"No transactions: the @Idempotent handlers were not checked");
 		return new IdempotentExecution.Settings(this.store, transactions, jdbc, this.metrics,
-				new ProtocolResponses(this.metrics), this.defaultMode, this.defaultLease, this.defaultRetention,
-				this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize, this.maxResponseSize,
-				this.replayedHeaders, this.releasedClientErrors);
+				new ProtocolResponses(this.metrics, problems), this.defaultMode, this.defaultLease,
+				this.defaultRetention, this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize,
+				this.maxResponseSize, this.replayedHeaders, this.releasedClientErrors);
 	}
 
 }

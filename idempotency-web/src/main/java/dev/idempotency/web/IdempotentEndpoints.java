@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import java.io.IOException;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.ResolvableType;
@@ -17,8 +19,12 @@ import org.springframework.http.HttpEntity;
 import org.springframework.http.server.RequestPath;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.CorsConfigurationSource;
+import org.springframework.web.cors.CorsProcessor;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
@@ -126,7 +132,8 @@ final class IdempotentEndpoints {
 					return null;
 				}
 				Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-				return new Match(endpoint, (pattern != null) ? pattern.toString() : "");
+				return new Match(endpoint, (pattern != null) ? pattern.toString() : "", handlerMethod,
+						cors(mapping, chain, request));
 			}
 			return null;
 		}
@@ -138,6 +145,24 @@ final class IdempotentEndpoints {
 				ServletRequestPathUtils.clearParsedRequestPath(request);
 			}
 		}
+	}
+
+	/**
+	 * The CORS configuration that Spring MVC applies to the handler (global mappings and
+	 * {@code @CrossOrigin}), found as Spring MVC finds it: on the interceptor that the
+	 * mapping puts in the handler's chain.
+	 */
+	private static @Nullable Cors cors(RequestMappingInfoHandlerMapping mapping, HandlerExecutionChain chain,
+			HttpServletRequest request) {
+		for (HandlerInterceptor interceptor : chain.getInterceptorList()) {
+			if (interceptor instanceof CorsConfigurationSource source) {
+				CorsConfiguration configuration = source.getCorsConfiguration(request);
+				if (configuration != null) {
+					return new Cors(mapping.getCorsProcessor(), configuration);
+				}
+			}
+		}
+		return null;
 	}
 
 	private static void checkReturnType(HandlerMethod handlerMethod, String name, ClassLoader classLoader) {
@@ -160,7 +185,30 @@ final class IdempotentEndpoints {
 		}
 	}
 
-	record Match(IdempotentEndpoint endpoint, String route) {
+	/**
+	 * The handler that will serve a request.
+	 *
+	 * @param endpoint what its annotation asks for
+	 * @param route its pattern
+	 * @param handler the handler method, for the application's exception handlers
+	 * @param cors the CORS configuration of the handler, if any
+	 */
+	record Match(IdempotentEndpoint endpoint, String route, HandlerMethod handler, @Nullable Cors cors) {
+
+		/**
+		 * Add the CORS headers that Spring MVC would add to the handler's response to an
+		 * answer the filter gives itself, which Spring MVC never sees.
+		 * @return {@code false} when the request's origin is refused, and the response
+		 * says so
+		 */
+		boolean applyCors(HttpServletRequest request, HttpServletResponse response) throws IOException {
+			return this.cors == null
+					|| this.cors.processor().processRequest(this.cors.configuration(), request, response);
+		}
+
+	}
+
+	record Cors(CorsProcessor processor, CorsConfiguration configuration) {
 	}
 
 }

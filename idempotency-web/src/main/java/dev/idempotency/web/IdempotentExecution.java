@@ -62,6 +62,8 @@ final class IdempotentExecution {
 
 	private final HttpServletResponse response;
 
+	private final IdempotentEndpoints.Match match;
+
 	private final ClaimMode mode;
 
 	private final Duration lease;
@@ -71,7 +73,7 @@ final class IdempotentExecution {
 	private final String keyHash;
 
 	IdempotentExecution(Settings settings, IdempotentEndpoint endpoint, String scope, String key, String fingerprint,
-			HttpServletRequest request, HttpServletResponse response) {
+			HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match) {
 		this.settings = settings;
 		this.endpoint = endpoint;
 		this.scope = scope;
@@ -79,6 +81,7 @@ final class IdempotentExecution {
 		this.fingerprint = fingerprint;
 		this.request = request;
 		this.response = response;
+		this.match = match;
 		this.mode = settings.mode(endpoint);
 		this.lease = settings.lease(endpoint);
 		this.retention = settings.retention(endpoint);
@@ -147,7 +150,7 @@ final class IdempotentExecution {
 				throw ex;
 			}
 			log.debug("Key " + this.keyHash + " still held after the lock timeout");
-			responses().keyInUse(this.request, this.response, Duration.ofSeconds(1), this.keyHash);
+			responses().keyInUse(this.request, this.response, this.match, Duration.ofSeconds(1), this.keyHash);
 			return null;
 		}
 		jdbc.execute("SET LOCAL lock_timeout TO DEFAULT");
@@ -161,19 +164,19 @@ final class IdempotentExecution {
 	 */
 	private @Nullable String settle(IdempotencyRecord record) throws IOException {
 		if (!record.matches(this.fingerprint)) {
-			responses().keyReused(this.request, this.response, this.keyHash);
+			responses().keyReused(this.request, this.response, this.match, this.keyHash);
 			return null;
 		}
 		if (record.status() == IdempotencyRecord.Status.DONE) {
-			responses().replay(record, this.request, this.response, this.keyHash);
+			responses().replay(record, this.request, this.response, this.match, this.keyHash);
 			return null;
 		}
 		if (!record.isLeaseExpired()) {
-			responses().keyInUse(this.request, this.response, record.remainingLease(), this.keyHash);
+			responses().keyInUse(this.request, this.response, this.match, record.remainingLease(), this.keyHash);
 			return null;
 		}
 		if (this.settings.abandonedClaimPolicy(this.endpoint) == AbandonedClaimPolicy.REFUSE) {
-			responses().abandoned(this.request, this.response, this.keyHash);
+			responses().abandoned(this.request, this.response, this.match, this.keyHash);
 			return null;
 		}
 		Optional<String> owner = inClaimTransaction(() -> store().takeOver(this.scope, this.key, this.lease));
@@ -184,10 +187,10 @@ final class IdempotentExecution {
 		Optional<IdempotencyRecord> now = inClaimTransaction(() -> store().find(this.scope, this.key));
 		if (now.isPresent() && now.get().status() == IdempotencyRecord.Status.DONE
 				&& now.get().matches(this.fingerprint)) {
-			responses().replay(now.get(), this.request, this.response, this.keyHash);
+			responses().replay(now.get(), this.request, this.response, this.match, this.keyHash);
 		}
 		else {
-			responses().keyInUse(this.request, this.response, Duration.ofSeconds(1), this.keyHash);
+			responses().keyInUse(this.request, this.response, this.match, Duration.ofSeconds(1), this.keyHash);
 		}
 		return null;
 	}
@@ -201,7 +204,8 @@ final class IdempotentExecution {
 		Throwable failure = failure(target);
 		if (buffered.isOverflowed()) {
 			rollBackAndRelease(transaction, owner);
-			responses().responseTooLarge(this.request, this.response, this.settings.maxResponseSize(), this.keyHash);
+			responses().responseTooLarge(this.request, this.response, this.match, this.settings.maxResponseSize(),
+					this.keyHash);
 			return;
 		}
 		if ((failure != null && !ran(failure)) || status >= 500
@@ -215,8 +219,7 @@ final class IdempotentExecution {
 			return;
 		}
 		if (buffered.getErrorStatus() != null) {
-			buffered.renderError(Problems.CONTENT_TYPE,
-					Problems.body(this.request, status, null, Problems.title(status), null));
+			responses().renderError(this.request, buffered, status);
 		}
 		StoredResponse stored = capture(buffered, status);
 		if (failure != null || transaction.isRollbackOnly()) {
@@ -230,7 +233,7 @@ final class IdempotentExecution {
 			}
 			else {
 				release(owner);
-				responses().commitFailed(this.request, this.response, null, this.keyHash);
+				responses().commitFailed(this.request, this.response, this.match, null, this.keyHash);
 			}
 			return;
 		}
@@ -267,7 +270,7 @@ final class IdempotentExecution {
 			throws IOException {
 		if (!store().complete(this.scope, this.key, owner, stored, this.retention)) {
 			transactions().rollback(transaction);
-			responses().claimLost(this.request, this.response, this.keyHash);
+			responses().claimLost(this.request, this.response, this.match, this.keyHash);
 			return;
 		}
 		try {
@@ -275,7 +278,7 @@ final class IdempotentExecution {
 		}
 		catch (RuntimeException ex) {
 			release(owner);
-			responses().commitFailed(this.request, this.response, ex, this.keyHash);
+			responses().commitFailed(this.request, this.response, this.match, ex, this.keyHash);
 			return;
 		}
 		buffered.release();

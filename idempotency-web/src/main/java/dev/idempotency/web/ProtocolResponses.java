@@ -1,6 +1,7 @@
 package dev.idempotency.web;
 
 import java.io.IOException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
@@ -15,12 +16,16 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
 import org.springframework.util.Assert;
 
 /**
  * The answers of the protocol itself, given instead of the handler's: the replay of a
- * stored response, and the problem details of a request that must not run. Each outcome
- * is counted in the metrics. Keys are logged by their hash only.
+ * stored response, and the problem details of a request that must not run, which
+ * {@link Problems} renders through the application's Spring MVC. Both carry the CORS
+ * headers Spring MVC gives the handler. Each outcome is counted in the metrics. Keys are
+ * logged by their hash only.
  */
 final class ProtocolResponses {
 
@@ -37,107 +42,131 @@ final class ProtocolResponses {
 
 	private final IdempotencyMetrics metrics;
 
-	ProtocolResponses(IdempotencyMetrics metrics) {
+	private final Problems problems;
+
+	ProtocolResponses(IdempotencyMetrics metrics, Problems problems) {
 		Assert.notNull(metrics, "metrics must not be null");
+		Assert.notNull(problems, "problems must not be null");
 		this.metrics = metrics;
+		this.problems = problems;
 	}
 
 	/**
 	 * Answer a request without a valid key.
 	 * @param detail what is wrong with the key, or {@code null} when it is missing
 	 */
-	void invalidKey(HttpServletRequest request, HttpServletResponse response, @Nullable String detail)
-			throws IOException {
+	void invalidKey(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			@Nullable String detail) throws IOException {
 		if (detail == null) {
-			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.MISSING_KEY,
+			send(request, response, match, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.MISSING_KEY,
 					"Missing Idempotency-Key", "This operation requires an Idempotency-Key header.", null);
 		}
 		else {
-			Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.INVALID_KEY,
+			send(request, response, match, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.INVALID_KEY,
 					"Invalid Idempotency-Key", detail, null);
 		}
 	}
 
-	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, long limit) throws IOException {
+	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			long limit) throws IOException {
 		log.debug("Refused a request body over " + limit + " bytes");
-		Problems.send(request, response, HttpStatus.CONTENT_TOO_LARGE, IdempotencyProblemTypes.REQUEST_TOO_LARGE,
+		send(request, response, match, HttpStatus.CONTENT_TOO_LARGE, IdempotencyProblemTypes.REQUEST_TOO_LARGE,
 				"Request too large",
 				"The request body is larger than the " + limit
 						+ " bytes this operation accepts. Nothing was done, and the Idempotency-Key was not used.",
 				null);
 	}
 
-	void bodyTooComplex(HttpServletRequest request, HttpServletResponse response, Exception ex) throws IOException {
+	void bodyTooComplex(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			Exception ex) throws IOException {
 		log.debug("Refused a JSON body beyond the limits of its fingerprint", ex);
-		Problems.send(request, response, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.BODY_TOO_COMPLEX,
+		send(request, response, match, HttpStatus.BAD_REQUEST, IdempotencyProblemTypes.BODY_TOO_COMPLEX,
 				"Request too complex", "The JSON body is nested too deeply, or holds a number or a name that is too"
 						+ " long. Nothing was done, and the Idempotency-Key was not used.",
 				null);
 	}
 
-	void responseTooLarge(HttpServletRequest request, HttpServletResponse response, long limit, String keyHash)
-			throws IOException {
+	void responseTooLarge(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			long limit, String keyHash) throws IOException {
 		log.error("The response to key " + keyHash + " was larger than the " + limit + " bytes held until the commit"
 				+ " (idempotency.web.max-response-size); its work is rolled back and the key released");
-		Problems.send(request, response, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.RESPONSE_TOO_LARGE,
+		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.RESPONSE_TOO_LARGE,
 				"Response too large", "The response was too large to be held until the operation committed, so"
 						+ " nothing was done. Retrying with the same Idempotency-Key runs it again.",
 				null);
 	}
 
-	void keyReused(HttpServletRequest request, HttpServletResponse response, String keyHash) throws IOException {
+	void keyReused(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			String keyHash) throws IOException {
 		this.metrics.fingerprintMismatch(IdempotencyMetrics.WEB);
 		log.debug("Key " + keyHash + " reused with a different request");
-		Problems.send(request, response, HttpStatus.UNPROCESSABLE_CONTENT, IdempotencyProblemTypes.KEY_REUSED,
+		send(request, response, match, HttpStatus.UNPROCESSABLE_CONTENT, IdempotencyProblemTypes.KEY_REUSED,
 				"Idempotency-Key reused", "This Idempotency-Key was already used for a different request (method,"
 						+ " path or body). Send a new key for a new request.",
 				null);
 	}
 
-	void keyInUse(HttpServletRequest request, HttpServletResponse response, Duration retryAfter, String keyHash)
-			throws IOException {
+	void keyInUse(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			Duration retryAfter, String keyHash) throws IOException {
 		this.metrics.inProgressConflict(IdempotencyMetrics.WEB);
 		log.debug("Key " + keyHash + " is in use");
-		Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.KEY_IN_USE, "Request in progress",
+		send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.KEY_IN_USE, "Request in progress",
 				"A request with this Idempotency-Key is still being processed. Retry after it completes.", retryAfter);
 	}
 
-	void abandoned(HttpServletRequest request, HttpServletResponse response, String keyHash) throws IOException {
+	void abandoned(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			String keyHash) throws IOException {
 		log.warn("Key " + keyHash + " was abandoned by the request that claimed it; refusing to run it again until"
 				+ " it is reviewed");
-		Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.ABANDONED_CLAIM,
+		send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.ABANDONED_CLAIM,
 				"Request abandoned", "A request with this Idempotency-Key started but did not finish in time. It must"
 						+ " be reviewed before it is retried.",
 				null);
 	}
 
-	void claimLost(HttpServletRequest request, HttpServletResponse response, String keyHash) throws IOException {
+	void claimLost(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			String keyHash) throws IOException {
 		log.warn("Key " + keyHash + " was taken over by another request while this one ran; its work is rolled"
 				+ " back");
-		Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.CLAIM_LOST, "Claim lost",
+		send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.CLAIM_LOST, "Claim lost",
 				"This request ran longer than its lease and another request with the same Idempotency-Key took"
 						+ " over; this request's work was rolled back.",
 				null);
 	}
 
-	void commitFailed(HttpServletRequest request, HttpServletResponse response, @Nullable Exception ex, String keyHash)
-			throws IOException {
+	void commitFailed(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			@Nullable Exception ex, String keyHash) throws IOException {
 		log.warn("The transaction of key " + keyHash + " did not commit; nothing was done", ex);
-		Problems.send(request, response, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.COMMIT_FAILED,
+		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.COMMIT_FAILED,
 				"Not committed",
 				"The operation could not be committed and nothing was done. Retry with the same Idempotency-Key.",
 				null);
 	}
 
 	/**
+	 * Give an error that the handler only signalled ({@code response.sendError}) a body
+	 * of its own, so that it can be stored and replayed byte for byte.
+	 */
+	void renderError(HttpServletRequest request, BufferedResponse buffered, int status) throws IOException {
+		buffered.clearError();
+		this.problems.write(request, buffered, ResponseEntity.of(ProblemDetail.forStatus(status)).build());
+	}
+
+	private void send(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			HttpStatus status, URI type, String title, String detail, @Nullable Duration retryAfter)
+			throws IOException {
+		this.problems.send(request, response, match, new IdempotencyProblem(status, type, title, detail, retryAfter));
+	}
+
+	/**
 	 * Replay the stored response of a completed key, or explain why it cannot be.
 	 */
-	void replay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response, String keyHash)
-			throws IOException {
+	void replay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response,
+			IdempotentEndpoints.Match match, String keyHash) throws IOException {
 		IdempotencyMetrics.Timing timing = this.metrics.start(IdempotencyMetrics.Operation.REPLAY,
 				IdempotencyMetrics.WEB);
 		try {
-			writeReplay(record, request, response, keyHash);
+			writeReplay(record, request, response, match, keyHash);
 		}
 		catch (IOException | RuntimeException | Error ex) {
 			timing.stop(ex);
@@ -147,17 +176,20 @@ final class ProtocolResponses {
 	}
 
 	private void writeReplay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response,
-			String keyHash) throws IOException {
+			IdempotentEndpoints.Match match, String keyHash) throws IOException {
 		StoredResponse stored = record.response();
 		Assert.state(stored != null, "A DONE record has a response");
 		List<String> omitted = stored.headers().get(BODY_OMITTED_HEADER);
 		if (omitted != null) {
-			Problems.send(request, response, HttpStatus.CONFLICT, IdempotencyProblemTypes.RESPONSE_NOT_STORED,
+			send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.RESPONSE_NOT_STORED,
 					"Response not stored",
 					"A request with this Idempotency-Key was already done (status " + stored.status()
 							+ "), but its response of " + omitted.get(0)
 							+ " bytes was over the storage limit and cannot be replayed.",
 					null);
+			return;
+		}
+		if (!match.applyCors(request, response)) {
 			return;
 		}
 		this.metrics.replayed(IdempotencyMetrics.WEB);

@@ -98,6 +98,8 @@ class IdempotentHttpLimitsTests {
 		assertThat(response.statusCode()).isEqualTo(413);
 		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(body(response)).contains("#request-too-large");
+		// Sent whole, with its length, before the connection closes on the unread body.
+		assertThat(response.headers().firstValueAsLong("Content-Length")).hasValue(response.body().length);
 		assertThat(keyRows(key)).isZero();
 		assertThat(this.gates.executions).hasValue(0);
 	}

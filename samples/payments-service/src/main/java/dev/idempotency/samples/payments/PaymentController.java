@@ -1,10 +1,10 @@
 package dev.idempotency.samples.payments;
 
 import java.net.URI;
-import java.util.Map;
 import java.util.UUID;
 
 import dev.idempotency.web.Idempotent;
+import jakarta.validation.Valid;
 
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -22,13 +22,17 @@ class PaymentController {
 
 	private final Payments payments;
 
-	PaymentController(Payments payments) {
+	private final FraudReview review;
+
+	PaymentController(Payments payments, FraudReview review) {
 		this.payments = payments;
+		this.review = review;
 	}
 
 	@PostMapping("/payments")
 	@Idempotent
-	ResponseEntity<Payment> pay(@RequestBody PaymentRequest request) {
+	ResponseEntity<Payment> pay(@Valid @RequestBody PaymentRequest request) throws InterruptedException {
+		this.review.review(request.amount());
 		Payment payment = this.payments.charge(request.orderId(), request.amount(), request.currency());
 		return ResponseEntity.created(URI.create("/payments/" + payment.paymentId())).body(payment);
 	}
@@ -39,7 +43,7 @@ class PaymentController {
 	}
 
 	@GetMapping("/orders/{orderId}/charges")
-	Map<String, Object> charges(@PathVariable String orderId) {
+	Payments.Charges charges(@PathVariable String orderId) {
 		return this.payments.chargesOf(orderId);
 	}
 

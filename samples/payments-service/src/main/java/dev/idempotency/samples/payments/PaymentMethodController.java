@@ -2,6 +2,12 @@ package dev.idempotency.samples.payments;
 
 import java.util.UUID;
 
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
+
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -26,7 +32,7 @@ class PaymentMethodController {
 
 	@PutMapping("/payment-methods/{id}")
 	@Transactional
-	ResponseEntity<PaymentMethod> put(@PathVariable UUID id, @RequestBody PaymentMethod method) {
+	ResponseEntity<PaymentMethod> put(@PathVariable UUID id, @Valid @RequestBody PaymentMethod method) {
 		// xmax = 0 only for a row this statement inserted, not for one it updated.
 		Boolean created = this.jdbc.queryForObject("""
 				INSERT INTO payment_method (id, holder, last4) VALUES (?, ?, ?)
@@ -40,10 +46,11 @@ class PaymentMethodController {
 	/**
 	 * A stored payment method.
 	 *
-	 * @param holder the card holder
+	 * @param holder the card holder, at most 100 characters
 	 * @param last4 the last four digits
 	 */
-	record PaymentMethod(String holder, String last4) {
+	record PaymentMethod(@NotBlank @Size(max = 100) String holder,
+			@NotNull @Pattern(regexp = "[0-9]{4}") String last4) {
 	}
 
 }

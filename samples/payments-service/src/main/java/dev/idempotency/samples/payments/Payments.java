@@ -2,7 +2,6 @@ package dev.idempotency.samples.payments;
 
 import java.math.BigDecimal;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -56,11 +55,20 @@ class Payments {
 		return payments.stream().findFirst();
 	}
 
-	Map<String, Object> chargesOf(String orderId) {
-		Map<String, Object> totals = this.jdbc.queryForMap(
+	Charges chargesOf(String orderId) {
+		return this.jdbc.queryForObject(
 				"SELECT count(*) AS charges, coalesce(sum(amount), 0) AS total FROM payment WHERE order_id = ?",
-				orderId);
-		return Map.of("orderId", orderId, "charges", totals.get("charges"), "total", totals.get("total"));
+				(rs, row) -> new Charges(orderId, rs.getLong("charges"), rs.getBigDecimal("total")), orderId);
+	}
+
+	/**
+	 * What an order was charged.
+	 *
+	 * @param orderId the order
+	 * @param charges how many charges
+	 * @param total their sum
+	 */
+	record Charges(String orderId, long charges, BigDecimal total) {
 	}
 
 }

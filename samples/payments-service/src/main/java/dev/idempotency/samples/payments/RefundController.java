@@ -4,6 +4,13 @@ import java.math.BigDecimal;
 import java.util.Map;
 import java.util.UUID;
 
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.DecimalMax;
+import jakarta.validation.constraints.DecimalMin;
+import jakarta.validation.constraints.Digits;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Size;
+
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -29,7 +36,8 @@ class RefundController {
 
 	@PostMapping("/orders/{orderId}/refund")
 	@Transactional
-	ResponseEntity<Map<String, Object>> refund(@PathVariable String orderId, @RequestBody RefundRequest request) {
+	ResponseEntity<Map<String, Object>> refund(@PathVariable @Size(max = 64) String orderId,
+			@Valid @RequestBody RefundRequest request) {
 		int inserted = this.jdbc.update(
 				"INSERT INTO refund (refund_id, order_id, amount) VALUES (?, ?, ?) ON CONFLICT (order_id) DO NOTHING",
 				UUID.randomUUID(), orderId, request.amount());
@@ -46,9 +54,11 @@ class RefundController {
 	/**
 	 * The body of a refund.
 	 *
-	 * @param amount the amount to refund
+	 * @param amount the amount to refund: positive, at most 1 000 000, with at most two
+	 * decimals
 	 */
-	record RefundRequest(BigDecimal amount) {
+	record RefundRequest(@NotNull @DecimalMin(value = "0",
+			inclusive = false) @DecimalMax("1000000") @Digits(integer = 7, fraction = 2) BigDecimal amount) {
 	}
 
 }

@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -100,6 +101,27 @@ class PaymentsServiceTests {
 	}
 
 	@Test
+	void invalidPaymentsAreRefusedBeforeAnythingIsChargedAndTheirKeysStayFree() throws Exception {
+		String orderId = "order-" + UUID.randomUUID();
+		String key = UUID.randomUUID().toString();
+		List<String> invalid = List.of(payment(orderId, "1200", "XYZ"), payment(orderId, "1200", "euro"),
+				payment(orderId, "0", "EUR"), payment(orderId, "-1", "EUR"), payment(orderId, "1000000.01", "EUR"),
+				payment(orderId, "1.234", "EUR"), payment("o".repeat(65), "1200", "EUR"),
+				payment("order/1", "1200", "EUR"), "{\"orderId\":\"" + orderId + "\",\"amount\":1200}",
+				"{\"amount\":1200,\"currency\":\"EUR\"}");
+		for (String body : invalid) {
+			HttpResponse<String> refused = post("/payments", key, body);
+			assertThat(refused.statusCode()).as(body).isEqualTo(400);
+			assertThat(json.readTree(refused.body()).get("errors").size()).as(body).isPositive();
+		}
+		HttpResponse<String> huge = post("/payments", key, payment(orderId, "1200", "E".repeat(11 * 1024 * 1024)));
+		assertThat(huge.statusCode()).isEqualTo(413);
+		assertThat(chargesOf(orderId)).isZero();
+		assertThat(post("/payments", key, payment(orderId, "999999.99", "EUR")).statusCode()).isEqualTo(201);
+		assertThat(chargesOf(orderId)).isOne();
+	}
+
+	@Test
 	void redeliveredOrderConfirmedEventChargesOnce() throws Exception {
 		String orderId = "order-" + UUID.randomUUID();
 		String eventId = UUID.randomUUID().toString();
@@ -164,6 +186,10 @@ class PaymentsServiceTests {
 		assertThat(repeat.body()).isEqualTo(first.body());
 		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM payment_method WHERE id = ?", Integer.class, id))
 			.isOne();
+	}
+
+	private static String payment(String orderId, String amount, String currency) {
+		return "{\"orderId\":\"" + orderId + "\",\"amount\":" + amount + ",\"currency\":\"" + currency + "\"}";
 	}
 
 	private int chargesOf(String orderId) {
