@@ -121,7 +121,7 @@ final class OutboxDrain {
 
 	private void drainWith(OutboxRelay.Mode mode) {
 		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
-			.destination(new KafkaOutboxDestination(this.kafka, Duration.ofSeconds(30)))
+			.destination(new KafkaOutboxDestination(this.kafka))
 			.mode(mode)
 			.batchSize(1000)
 			.build();
@@ -143,7 +143,7 @@ final class OutboxDrain {
 			for (int i = 0; i < 2; i++) {
 				AtomicLong count = claimed[i];
 				OutboxRelay relay = OutboxRelay.builder(this.dataSource)
-					.destination(new KafkaOutboxDestination(this.kafka, Duration.ofSeconds(30)))
+					.destination(new KafkaOutboxDestination(this.kafka))
 					.batchSize(1000)
 					.name("bench-relay-" + i)
 					.build();

@@ -9,9 +9,6 @@ import dev.idempotency.core.jdbc.TableNames;
  */
 final class OutboxStatements {
 
-	static final String COLUMNS = "id, destination, message_key, payload, headers, event_id, event_type, "
-			+ "idempotency_key, attempts, created_at";
-
 	final String insert;
 
 	final String visitKeys;
@@ -20,17 +17,24 @@ final class OutboxStatements {
 
 	final String published;
 
-	final String failed;
-
-	final String handBack;
+	final String release;
 
 	final String reap;
 
 	OutboxStatements(String table) {
+		// The append takes a transaction-scoped advisory lock on its key before the
+		// identity draws the id (the lock is in a subquery the insert reads from, which
+		// PostgreSQL evaluates first because the lock function is volatile). A second
+		// transaction appending to the same key waits until the first ends, so ids of one
+		// key follow the commit order of their transactions. Keys hash to 64 bits, seeded
+		// by table and destination: a collision only serialises two keys' appends.
 		this.insert = TableNames.render("""
 				INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
 				                     idempotency_key, status, attempts, available_at, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, now(), now())
+				SELECT ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, now(), now()
+				FROM (SELECT CASE WHEN ?::text IS NOT NULL
+				                  THEN pg_advisory_xact_lock(hashtextextended(?::text, hashtext('%TABLE%:' || ?::text)))
+				             END) AS key_lock
 				""", table);
 		// A loose index scan: one index probe per distinct key with unpublished rows,
 		// starting after a cursor so that every key gets its turn.
@@ -54,9 +58,11 @@ final class OutboxStatements {
 		// makes the key ours for this transaction; the locked row is re-checked against
 		// its latest version, so a head that another relay claimed meanwhile drops out.
 		// The run is the head and the rows after it, up to the first one not PENDING and
-		// due. Runs are interleaved by position, so that one long key cannot crowd the
-		// others out of a batch, and cut to the batch size, which keeps every run a
-		// prefix.
+		// due, cut to a fair share of the batch. When fewer keys than a batch fill the
+		// batch, only the older half of them (by head) is taken, so that another relay
+		// finds keys to deliver at the same time. Runs are interleaved by position, so
+		// that one long key cannot crowd the others out of a batch, and cut to the batch
+		// size, which keeps every run a prefix. Every claimed row counts a send.
 		this.claim = TableNames.render("""
 				WITH firsts AS (
 				    SELECT f.id FROM unnest(?::text[], ?::text[]) AS v (destination, message_key)
@@ -85,6 +91,11 @@ final class OutboxStatements {
 				              LIMIT (SELECT ceil(?::float8 / greatest(count(*), 1))::int FROM heads)) x) r
 				    WHERE r.due
 				),
+				taken AS (
+				    SELECT h.id FROM heads h ORDER BY h.id
+				    LIMIT (SELECT CASE WHEN ? AND count(*) > 1 AND (SELECT count(*) FROM runs) >= ?
+				                       THEN (count(*) + 1) / 2 ELSE count(*) END FROM heads)
+				),
 				unkeyed AS (
 				    SELECT o.id, o.id AS head, 1::bigint AS position FROM %TABLE% o
 				    WHERE o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
@@ -92,16 +103,17 @@ final class OutboxStatements {
 				    FOR UPDATE SKIP LOCKED
 				),
 				chosen AS (
-				    SELECT c.id FROM (SELECT id, head, position FROM runs
+				    SELECT c.id FROM (SELECT id, head, position FROM runs WHERE head IN (SELECT id FROM taken)
 				                      UNION ALL SELECT id, head, position FROM unkeyed) c
 				    ORDER BY c.position, c.head LIMIT ?
 				)
 				UPDATE %TABLE% t
-				SET status = ?, locked_by = ?, locked_until = now() + ? * interval '1 millisecond'
+				SET status = ?, locked_by = ?, locked_until = now() + ? * interval '1 millisecond',
+				    attempts = t.attempts + 1
 				FROM chosen c
 				WHERE t.id = c.id AND t.status = 'PENDING'
 				RETURNING t.id, t.destination, t.message_key, t.payload, t.headers, t.event_id, t.event_type,
-				          t.idempotency_key, t.attempts, t.created_at,
+				          t.idempotency_key, t.attempts, t.attempts_before_redrive, t.created_at,
 				          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
 				""", table);
 		this.published = TableNames.render("""
@@ -109,18 +121,17 @@ final class OutboxStatements {
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
 				WHERE id = ANY (?) AND locked_by = ? AND status = ?
 				""", table);
-		this.failed = TableNames.render("""
+		// Rows that failed (back to PENDING after a backoff, or DEAD) and rows handed
+		// back
+		// (PENDING at once). A row that was never sent gives its send back.
+		this.release = TableNames.render("""
 				UPDATE %TABLE% t
-				SET status = CASE WHEN f.dead THEN 'DEAD' ELSE 'PENDING' END, attempts = t.attempts + 1,
-				    available_at = now() + f.delay_millis * interval '1 millisecond', last_error = f.error,
-				    locked_by = NULL, locked_until = NULL
-				FROM unnest(?::bigint[], ?::boolean[], ?::bigint[], ?::text[]) AS f (id, dead, delay_millis, error)
+				SET status = f.status, attempts = t.attempts - CASE WHEN f.sent THEN 0 ELSE 1 END,
+				    available_at = now() + f.delay_millis * interval '1 millisecond',
+				    last_error = coalesce(f.error, t.last_error), locked_by = NULL, locked_until = NULL
+				FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[], ?::boolean[])
+				     AS f (id, status, delay_millis, error, sent)
 				WHERE t.id = f.id AND t.locked_by = ? AND t.status = ?
-				""", table);
-		this.handBack = TableNames.render("""
-				UPDATE %TABLE%
-				SET status = 'PENDING', locked_by = NULL, locked_until = NULL
-				WHERE id = ANY (?) AND locked_by = ? AND status = ?
 				""", table);
 		this.reap = TableNames.render("""
 				UPDATE %TABLE%

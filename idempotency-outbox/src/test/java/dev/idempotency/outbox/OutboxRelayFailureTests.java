@@ -127,7 +127,7 @@ class OutboxRelayFailureTests {
 		}
 
 		@Override
-		public Map<Long, Throwable> deliver(List<OutboxMessage> messages) {
+		public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) {
 			Map<Long, Throwable> failures = new HashMap<>();
 			boolean failed = false;
 			for (OutboxMessage message : messages) {

@@ -81,10 +81,11 @@ public class IdempotencyOutboxProperties {
 		private long maxDeadRows;
 
 		/**
-		 * Greatest healthy age of the oldest unpublished row (the outbox lag). When not
-		 * set, the lag is measured but never turns health DOWN.
+		 * Greatest healthy age of the oldest unpublished row (the outbox lag): past it,
+		 * the relays are stalled or a destination keeps failing. Set it empty to measure
+		 * the lag without ever turning health DOWN.
 		 */
-		private @Nullable Duration maxLag;
+		private @Nullable Duration maxLag = Duration.ofMinutes(10);
 
 		public long getMaxDeadRows() {
 			return this.maxDeadRows;
@@ -131,8 +132,9 @@ public class IdempotencyOutboxProperties {
 		private Duration pollInterval = Duration.ofSeconds(1);
 
 		/**
-		 * How long a claim is held before another relay may take it over. Must exceed the
-		 * longest delivery of a batch.
+		 * How long a claim is held before another relay may take it over. A delivery ends
+		 * within it; it must be longer than the longest single send of every destination
+		 * (for Kafka, send-timeout plus max-block).
 		 */
 		private Duration lease = Duration.ofMinutes(1);
 
@@ -142,7 +144,9 @@ public class IdempotencyOutboxProperties {
 		private Duration reapInterval = Duration.ofSeconds(10);
 
 		/**
-		 * Failed deliveries after which a row becomes DEAD.
+		 * Sends after which a row becomes DEAD: a failed send at this count, or a claim
+		 * past it when the earlier sends never came to an end (their relay died or lost
+		 * its lease). A re-drive starts the count again.
 		 */
 		private int maxAttempts = 20;
 
@@ -163,9 +167,10 @@ public class IdempotencyOutboxProperties {
 		private Duration maxBackoff = Duration.ofMinutes(5);
 
 		/**
-		 * How long shutdown waits for the batch in flight before handing it back.
+		 * How long shutdown waits for the batch in flight before handing it back, counted
+		 * from the start of the shutdown, when the relay stops claiming.
 		 */
-		private Duration shutdownTimeout = Duration.ofSeconds(30);
+		private Duration shutdownTimeout = Duration.ofSeconds(10);
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -269,9 +274,17 @@ public class IdempotencyOutboxProperties {
 		private boolean enabled = true;
 
 		/**
-		 * How long to wait for Kafka to acknowledge a batch.
+		 * How long a record may take from its send to Kafka's acknowledgement or a
+		 * failure: the delivery.timeout.ms of the outbox's producer, whose
+		 * request.timeout.ms is lowered to fit in it.
 		 */
 		private Duration sendTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * How long sending a record may block for metadata or buffer space: the
+		 * max.block.ms of the outbox's producer.
+		 */
+		private Duration maxBlock = Duration.ofSeconds(10);
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -287,6 +300,14 @@ public class IdempotencyOutboxProperties {
 
 		public void setSendTimeout(Duration sendTimeout) {
 			this.sendTimeout = sendTimeout;
+		}
+
+		public Duration getMaxBlock() {
+			return this.maxBlock;
+		}
+
+		public void setMaxBlock(Duration maxBlock) {
+			this.maxBlock = maxBlock;
 		}
 
 	}

@@ -42,6 +42,7 @@ import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 @PostgresTest
 class IdempotencyOutboxAutoConfigurationTests {
@@ -65,14 +66,49 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
-	void createsTheOutboxAndItsTableButNoRelayWithoutDestination() {
+	void withoutADestinationThereIsNoRelayAndAnAppendIsRefusedBeforeWritingAnything() {
 		this.contextRunner.withPropertyValues("idempotency.outbox.table=plain_outbox").run((context) -> {
 			assertThat(context).hasSingleBean(JdbcOutbox.class).doesNotHaveBean(OutboxRelay.class);
-			long id = transactions(context.getBean(DataSource.class))
-				.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+			assertThatIllegalStateException()
+				.isThrownBy(() -> transactions(context.getBean(DataSource.class))
+					.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1))))
+				.withMessageContaining("No outbox destination delivers 'orders'")
+				.withMessageContaining("idempotency.outbox.relay.enabled=false");
 			assertThat(new JdbcTemplate(context.getBean(DataSource.class))
-				.queryForObject("SELECT status FROM plain_outbox WHERE id = ?", String.class, id)).isEqualTo("PENDING");
+				.queryForObject("SELECT count(*) FROM plain_outbox", Integer.class)).isZero();
 		});
+	}
+
+	@Test
+	void anAppendToADestinationNoneOfTheRelaysDestinationsSupportsIsRefused() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=unsupported_outbox",
+					"idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				context.getBean(RecordingDestination.class).only = "orders";
+				TransactionTemplate transactions = transactions(context.getBean(DataSource.class));
+				assertThatIllegalStateException()
+					.isThrownBy(() -> transactions
+						.execute((status) -> context.getBean(Outbox.class).append("invoices", "i-1", Map.of("n", 1))))
+					.withMessageContaining("No outbox destination delivers 'invoices'");
+				transactions.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+				assertThat(new JdbcTemplate(context.getBean(DataSource.class))
+					.queryForList("SELECT destination FROM unsupported_outbox", String.class))
+					.containsExactly("orders");
+			});
+	}
+
+	@Test
+	void anInstanceWithoutARelayAppendsToAnyDestinationForTheRelaysOfOtherInstances() {
+		this.contextRunner
+			.withPropertyValues("idempotency.outbox.table=append_only_outbox", "idempotency.outbox.relay.enabled=false")
+			.run((context) -> {
+				long id = transactions(context.getBean(DataSource.class))
+					.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+				assertThat(new JdbcTemplate(context.getBean(DataSource.class))
+					.queryForObject("SELECT status FROM append_only_outbox WHERE id = ?", String.class, id))
+					.isEqualTo("PENDING");
+			});
 	}
 
 	@Test
@@ -154,8 +190,11 @@ class IdempotencyOutboxAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("idempotency.outbox.relay.lease (PT1M) must be longer than"
-						+ " idempotency.outbox.kafka.send-timeout (PT2M)"));
+				// The rule on the properties, or the relay's own check of its
+				// destination:
+				// whichever comes first.
+				.hasMessageContaining("lease (PT1M) must be longer than")
+				.hasMessageContaining("(PT2M10S)"));
 	}
 
 	@Test
@@ -260,8 +299,16 @@ class IdempotencyOutboxAutoConfigurationTests {
 
 		volatile @Nullable String failedKey;
 
+		volatile @Nullable String only;
+
 		@Override
-		public Map<Long, Throwable> deliver(List<OutboxMessage> batch) {
+		public boolean supports(String destination) {
+			String only = this.only;
+			return only == null || only.equals(destination);
+		}
+
+		@Override
+		public Map<Long, Throwable> deliver(List<OutboxMessage> batch, Duration timeout) {
 			this.messages.addAll(batch);
 			this.delivered.countDown();
 			if (this.failedKey != null) {
