@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 
 import javax.sql.DataSource;
@@ -179,6 +180,15 @@ public final class OutboxRelay
 	 */
 	public boolean supports(String destination) {
 		return this.delivery.supports(destination);
+	}
+
+	/**
+	 * The destination names of rows this relay met and made DEAD because none of its
+	 * destinations supports them (it logs a warning for the first row of each).
+	 * @return the destination names
+	 */
+	public Set<String> getUnsupportedDestinations() {
+		return this.delivery.unsupportedDestinations();
 	}
 
 	/**

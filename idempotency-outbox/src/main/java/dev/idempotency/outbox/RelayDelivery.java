@@ -53,6 +53,13 @@ final class RelayDelivery {
 	}
 
 	/**
+	 * The destination names of rows that no destination supports, met so far.
+	 */
+	Set<String> unsupportedDestinations() {
+		return Set.copyOf(this.unsupportedDestinations);
+	}
+
+	/**
 	 * Whether a destination delivers rows of this destination name.
 	 */
 	boolean supports(String destination) {

@@ -68,7 +68,6 @@ import org.springframework.util.function.SingletonSupplier;
 @EnableConfigurationProperties({ IdempotencyOutboxProperties.class, IdempotencyJdbcProperties.class })
 @Import({ IdempotencyOutboxAutoConfiguration.KafkaDestinationConfiguration.class,
 		IdempotencyOutboxAutoConfiguration.RelayConfiguration.class,
-		IdempotencyOutboxAutoConfiguration.RelayHealthConfiguration.class,
 		IdempotencyOutboxAutoConfiguration.EndpointSectionConfiguration.class })
 public final class IdempotencyOutboxAutoConfiguration {
 
@@ -238,18 +237,17 @@ public final class IdempotencyOutboxAutoConfiguration {
 			return outboxRelay;
 		}
 
-	}
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(HealthIndicator.class)
+		@ConditionalOnEnabledHealthIndicator("outbox-relay")
+		static class RelayHealthConfiguration {
 
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(HealthIndicator.class)
-	@ConditionalOnBean(OutboxRelay.class)
-	@ConditionalOnEnabledHealthIndicator("outbox-relay")
-	static class RelayHealthConfiguration {
+			@Bean
+			@ConditionalOnMissingBean(name = "outboxRelayHealthIndicator")
+			OutboxRelayHealthIndicator outboxRelayHealthIndicator(OutboxRelay relay) {
+				return new OutboxRelayHealthIndicator(relay);
+			}
 
-		@Bean
-		@ConditionalOnMissingBean(name = "outboxRelayHealthIndicator")
-		OutboxRelayHealthIndicator outboxRelayHealthIndicator(OutboxRelay relay) {
-			return new OutboxRelayHealthIndicator(relay);
 		}
 
 	}

@@ -1,6 +1,8 @@
 package dev.idempotency.autoconfigure.outbox;
 
 import java.time.Instant;
+import java.util.Set;
+import java.util.TreeSet;
 
 import dev.idempotency.outbox.OutboxRelay;
 
@@ -30,6 +32,11 @@ class OutboxRelayHealthIndicator extends AbstractHealthIndicator {
 		builder.status(running ? "UP" : "DOWN")
 			.withDetail("owner", this.relay.getOwner())
 			.withDetail("running", running);
+		Set<String> unsupported = this.relay.getUnsupportedDestinations();
+		if (!unsupported.isEmpty()) {
+			// Their rows are DEAD: the idempotency health indicator reports them.
+			builder.withDetail("unsupportedDestinations", new TreeSet<>(unsupported));
+		}
 		Instant failingSince = this.relay.getFailingSince();
 		Throwable failure = this.relay.getLastFailure();
 		if (failingSince != null && failure != null) {

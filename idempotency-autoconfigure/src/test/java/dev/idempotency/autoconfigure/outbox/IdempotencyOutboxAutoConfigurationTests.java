@@ -29,6 +29,7 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -123,6 +124,21 @@ class IdempotencyOutboxAutoConfigurationTests {
 				RecordingDestination destination = context.getBean(RecordingDestination.class);
 				assertThat(destination.delivered.await(10, TimeUnit.SECONDS)).isTrue();
 				assertThat(destination.messages).extracting(OutboxMessage::messageKey).containsExactly("o-2");
+			});
+	}
+
+	@Test
+	void relayHealthIsUpWhileTheRelayRunsAndDownOnceItNoLongerRuns() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=relay_health_outbox")
+			.run((context) -> {
+				OutboxRelayHealthIndicator health = context.getBean(OutboxRelayHealthIndicator.class);
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+				assertThat(health.health().getDetails()).containsEntry("owner", relay.getOwner())
+					.containsEntry("running", true);
+				relay.stop();
+				assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
 			});
 	}
 

@@ -47,11 +47,13 @@ import org.springframework.util.Assert;
  * otherwise still write after it. A backlog of few keys pays one round trip per message
  * of its longest key.
  * <p>
- * Every round ends within the producer's {@code max.block.ms} plus
- * {@code delivery.timeout.ms} ({@link #sendTimeout()}); a round starts only when that
- * much time is left of the delivery, and the messages of later rounds are otherwise left
- * for the next claim. Use {@link #producerConfig(Map, Duration, Duration)} for the
- * producer.
+ * A record is resolved (acknowledged or failed) at most the producer's
+ * {@code max.block.ms} plus {@code delivery.timeout.ms} after its send starts
+ * ({@link #sendTimeout()}): a record is sent only when that much time is left of the
+ * delivery, and the messages left are for the next claim. After a send that blocked past
+ * {@code max.block.ms} (no metadata: the cluster is unreachable), nothing more goes to
+ * that topic in this delivery. Use {@link #producerConfig(Map, Duration, Duration)} for
+ * the producer.
  */
 public final class KafkaOutboxDestination implements OutboxDestination, Ordered {
 
@@ -190,9 +192,9 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 	}
 
 	/**
-	 * The longest round: the producer's {@code max.block.ms} for the sends plus its
-	 * {@code delivery.timeout.ms} for their acknowledgements.
-	 * @return the longest round
+	 * The longest send: the producer's {@code max.block.ms} for {@code send()} plus its
+	 * {@code delivery.timeout.ms} for the acknowledgement.
+	 * @return the longest send
 	 */
 	@Override
 	public Duration sendTimeout() {
@@ -206,12 +208,6 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		Set<String> stoppedKeys = new HashSet<>();
 		Set<String> unavailableTopics = new HashSet<>();
 		for (List<OutboxMessage> round : rounds(messages)) {
-			if (deadline - System.nanoTime() < sendTimeout().toNanos()) {
-				round.forEach((message) -> failures.put(message.id(),
-						new NotSent("No time was left for another round before the lease of the claim ends")));
-				stopKeys(round, stoppedKeys);
-				continue;
-			}
 			Map<OutboxMessage, CompletableFuture<?>> sends = new LinkedHashMap<>();
 			for (OutboxMessage message : round) {
 				if (stoppedKeys.contains(orderKey(message))) {
@@ -219,6 +215,12 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 				}
 				else if (unavailableTopics.contains(message.destination())) {
 					failures.put(message.id(), new NotSent("The topic was unavailable to an earlier message"));
+					stopKeys(List.of(message), stoppedKeys);
+				}
+				else if (deadline - System.nanoTime() < sendTimeout().toNanos()) {
+					// A record sent now could still be in flight when the lease ends.
+					failures.put(message.id(),
+							new NotSent("No time was left for the send before the lease of the claim ends"));
 					stopKeys(List.of(message), stoppedKeys);
 				}
 				else {
@@ -252,7 +254,7 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 			Throwable failure = unwrap(ex);
 			failures.put(message.id(), failure);
 			stopKeys(List.of(message), stoppedKeys);
-			if (failure instanceof TimeoutException) {
+			if (causedByTimeout(failure)) {
 				// No metadata within max.block.ms: every further send to the topic would
 				// block as long.
 				unavailableTopics.add(message.destination());
@@ -329,6 +331,15 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 
 	private static byte[] bytes(String value) {
 		return value.getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static boolean causedByTimeout(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof TimeoutException) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static Throwable unwrap(Throwable error) {
