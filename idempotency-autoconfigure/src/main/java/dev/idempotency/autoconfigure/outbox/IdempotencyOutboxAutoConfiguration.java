@@ -145,8 +145,9 @@ public final class IdempotencyOutboxAutoConfiguration {
 	@ConditionalOnMissingBean(name = "outboxUnpublishedBacklogProbe")
 	BacklogProbe outboxUnpublishedBacklogProbe(IdempotencyOutboxProperties properties,
 			IdempotencyJdbcProperties jdbcProperties) {
+		Duration maxLag = properties.getHealth().getMaxLag();
 		return OutboxDeadRows.unpublishedProbe(jdbcProperties.qualify(properties.getTable()),
-				properties.getHealth().getMaxLag());
+				maxLag.isNegative() ? null : maxLag);
 	}
 
 	@Bean

@@ -82,10 +82,10 @@ public class IdempotencyOutboxProperties {
 
 		/**
 		 * Greatest healthy age of the oldest unpublished row (the outbox lag): past it,
-		 * the relays are stalled or a destination keeps failing. Set it empty to measure
-		 * the lag without ever turning health DOWN.
+		 * the relays are stalled or a destination keeps failing. A negative value sets no
+		 * limit: the lag is measured but never turns health DOWN.
 		 */
-		private @Nullable Duration maxLag = Duration.ofMinutes(10);
+		private Duration maxLag = Duration.ofMinutes(10);
 
 		public long getMaxDeadRows() {
 			return this.maxDeadRows;
@@ -95,11 +95,11 @@ public class IdempotencyOutboxProperties {
 			this.maxDeadRows = maxDeadRows;
 		}
 
-		public @Nullable Duration getMaxLag() {
+		public Duration getMaxLag() {
 			return this.maxLag;
 		}
 
-		public void setMaxLag(@Nullable Duration maxLag) {
+		public void setMaxLag(Duration maxLag) {
 			this.maxLag = maxLag;
 		}
 
@@ -127,7 +127,8 @@ public class IdempotencyOutboxProperties {
 		private int batchSize = 1000;
 
 		/**
-		 * How long the relay waits for a commit's wake-up before looking for rows anyway.
+		 * How long the relay waits for a commit's wake-up before looking for rows anyway,
+		 * and after a failed cycle before the next (doubled at each further failure).
 		 */
 		private Duration pollInterval = Duration.ofSeconds(1);
 
@@ -162,7 +163,7 @@ public class IdempotencyOutboxProperties {
 		private Duration initialBackoff = Duration.ofSeconds(1);
 
 		/**
-		 * Longest delay between two attempts.
+		 * Longest delay between two attempts, and between two failed cycles of a relay.
 		 */
 		private Duration maxBackoff = Duration.ofMinutes(5);
 

@@ -13,6 +13,7 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseIni
 import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
+import dev.idempotency.core.jdbc.BacklogProbe;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.Outbox;
@@ -214,6 +215,36 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
+	void anOutboxLagLimitNotLongerThanTheLeaseFailsAtStartup() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.health.max-lag=1m", "idempotency.outbox.relay.lease=1m",
+					"idempotency.cleanup.enabled=false")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.outbox.health.max-lag (PT1M) must be longer than"
+						+ " idempotency.outbox.relay.lease (PT1M)"));
+	}
+
+	@Test
+	void aShutdownPhaseNotLongerThanTwiceTheRelaysShutdownTimeoutFailsAtStartup() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("spring.lifecycle.timeout-per-shutdown-phase=20s",
+					"idempotency.outbox.relay.shutdown-timeout=10s", "idempotency.cleanup.enabled=false")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (PT20S) must be longer than"
+						+ " twice idempotency.outbox.relay.shutdown-timeout (PT20S)"));
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.cleanup.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void kafkaDestinationCanBeTurnedOff() {
 		this.contextRunner.withUserConfiguration(ProducerFactoryConfiguration.class)
 			.withPropertyValues("idempotency.outbox.kafka.enabled=false")
@@ -245,6 +276,16 @@ class IdempotencyOutboxAutoConfigurationTests {
 			assertThat(target.table()).isEqualTo("outbox");
 			assertThat(target.parameters()).containsExactly(Duration.ofDays(2).toMillis());
 		});
+	}
+
+	@Test
+	void theOutboxLagTurnsHealthDownAfterTenMinutesUnlessTheLimitIsNegative() {
+		this.contextRunner
+			.run((context) -> assertThat(context.getBean("outboxUnpublishedBacklogProbe", BacklogProbe.class).maxAge())
+				.isEqualTo(Duration.ofMinutes(10)));
+		this.contextRunner.withPropertyValues("idempotency.outbox.health.max-lag=-1s")
+			.run((context) -> assertThat(context.getBean("outboxUnpublishedBacklogProbe", BacklogProbe.class).maxAge())
+				.isNull());
 	}
 
 	@Test
