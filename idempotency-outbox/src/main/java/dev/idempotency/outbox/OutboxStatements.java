@@ -58,64 +58,70 @@ final class OutboxStatements {
 		// makes the key ours for this transaction; the locked row is re-checked against
 		// its latest version, so a head that another relay claimed meanwhile drops out.
 		// The run is the head and the rows after it, up to the first one not PENDING and
-		// due, cut to a fair share of the batch. When fewer keys than a batch fill the
-		// batch, only the older half of them (by head) is taken, so that another relay
-		// finds keys to deliver at the same time. Runs are interleaved by position, so
-		// that one long key cannot crowd the others out of a batch, and cut to the batch
-		// size, which keeps every run a prefix. Every claimed row counts a send.
-		this.claim = TableNames.render("""
-				WITH firsts AS (
-				    SELECT f.id FROM unnest(?::text[], ?::text[]) AS v (destination, message_key)
-				    CROSS JOIN LATERAL (
-				        SELECT o.id, o.status, o.available_at FROM %TABLE% o
-				        WHERE o.destination = v.destination AND o.message_key = v.message_key
-				          AND o.status <> 'PUBLISHED'
-				        ORDER BY o.id LIMIT 1) f
-				    WHERE f.status = 'PENDING' AND f.available_at <= now()
-				),
-				heads AS (
-				    SELECT o.id, o.destination, o.message_key FROM %TABLE% o
-				    WHERE o.id IN (SELECT id FROM firsts) AND o.status = 'PENDING' AND o.available_at <= now()
-				    FOR UPDATE SKIP LOCKED
-				),
-				runs AS (
-				    SELECT r.id, h.id AS head, r.position FROM heads h
-				    CROSS JOIN LATERAL (
-				        SELECT x.id, row_number() OVER (ORDER BY x.id) AS position,
-				               bool_and(x.due) OVER (ORDER BY x.id) AS due
-				        FROM (SELECT o.id, (o.status = 'PENDING' AND o.available_at <= now()) AS due
-				              FROM %TABLE% o
-				              WHERE o.destination = h.destination AND o.message_key = h.message_key
-				                AND o.id >= h.id AND o.status <> 'PUBLISHED'
-				              ORDER BY o.id
-				              LIMIT (SELECT ceil(?::float8 / greatest(count(*), 1))::int FROM heads)) x) r
-				    WHERE r.due
-				),
-				taken AS (
-				    SELECT h.id FROM heads h ORDER BY h.id
-				    LIMIT (SELECT CASE WHEN ? AND count(*) > 1 AND (SELECT count(*) FROM runs) >= ?
-				                       THEN (count(*) + 1) / 2 ELSE count(*) END FROM heads)
-				),
-				unkeyed AS (
-				    SELECT o.id, o.id AS head, 1::bigint AS position FROM %TABLE% o
-				    WHERE o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
-				    ORDER BY o.id LIMIT ?
-				    FOR UPDATE SKIP LOCKED
-				),
-				chosen AS (
-				    SELECT c.id FROM (SELECT id, head, position FROM runs WHERE head IN (SELECT id FROM taken)
-				                      UNION ALL SELECT id, head, position FROM unkeyed) c
-				    ORDER BY c.position, c.head LIMIT ?
-				)
-				UPDATE %TABLE% t
-				SET status = ?, locked_by = ?, locked_until = now() + ? * interval '1 millisecond',
-				    attempts = t.attempts + 1
-				FROM chosen c
-				WHERE t.id = c.id AND t.status = 'PENDING'
-				RETURNING t.id, t.destination, t.message_key, t.payload, t.headers, t.event_id, t.event_type,
-				          t.idempotency_key, t.attempts, t.attempts_before_redrive, t.created_at,
-				          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
-				""", table);
+		// due. When fewer keys than a batch would fill the batch with fair shares, only
+		// the older half of them (by head) is taken, with runs twice as long, so that
+		// another relay finds keys to deliver at the same time. Runs are interleaved by
+		// position, so that one long key cannot crowd the others out of a batch, and cut
+		// to the batch size, which keeps every run a prefix. Every claimed row counts a
+		// send.
+		this.claim = TableNames.render(
+				"""
+						WITH firsts AS (
+						    SELECT f.id FROM unnest(?::text[], ?::text[]) AS v (destination, message_key)
+						    CROSS JOIN LATERAL (
+						        SELECT o.id, o.status, o.available_at FROM %TABLE% o
+						        WHERE o.destination = v.destination AND o.message_key = v.message_key
+						          AND o.status <> 'PUBLISHED'
+						        ORDER BY o.id LIMIT 1) f
+						    WHERE f.status = 'PENDING' AND f.available_at <= now()
+						),
+						heads AS (
+						    SELECT o.id, o.destination, o.message_key FROM %TABLE% o
+						    WHERE o.id IN (SELECT id FROM firsts) AND o.status = 'PENDING' AND o.available_at <= now()
+						    FOR UPDATE SKIP LOCKED
+						),
+						runs AS (
+						    SELECT r.id, h.id AS head, r.position FROM heads h
+						    CROSS JOIN LATERAL (
+						        SELECT x.id, row_number() OVER (ORDER BY x.id) AS position,
+						               bool_and(x.due) OVER (ORDER BY x.id) AS due
+						        FROM (SELECT o.id, (o.status = 'PENDING' AND o.available_at <= now()) AS due
+						              FROM %TABLE% o
+						              WHERE o.destination = h.destination AND o.message_key = h.message_key
+						                AND o.id >= h.id AND o.status <> 'PUBLISHED'
+						              ORDER BY o.id
+						              LIMIT (SELECT ceil(?::float8 / greatest(CASE WHEN ? THEN ceil(count(*) / 2.0) ELSE count(*) END, 1))::int
+						                     FROM heads)) x) r
+						    WHERE r.due
+						),
+						taken AS (
+						    SELECT CASE WHEN ? AND count(*) > 1
+						                 AND (SELECT count(*) FROM runs
+						                      WHERE position <= (SELECT ceil(?::float8 / count(*)) FROM heads)) >= ?
+						                THEN percentile_disc(0.5) WITHIN GROUP (ORDER BY id) ELSE max(id) END AS last_head
+						    FROM heads
+						),
+						unkeyed AS (
+						    SELECT o.id, o.id AS head, 1::bigint AS position FROM %TABLE% o
+						    WHERE o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
+						    ORDER BY o.id LIMIT ?
+						    FOR UPDATE SKIP LOCKED
+						),
+						chosen AS (
+						    SELECT c.id FROM (SELECT id, head, position FROM runs WHERE head <= (SELECT last_head FROM taken)
+						                      UNION ALL SELECT id, head, position FROM unkeyed) c
+						    ORDER BY c.position, c.head LIMIT ?
+						)
+						UPDATE %TABLE% t
+						SET status = ?, locked_by = ?, locked_until = now() + ? * interval '1 millisecond',
+						    attempts = t.attempts + 1
+						FROM chosen c
+						WHERE t.id = c.id AND t.status = 'PENDING'
+						RETURNING t.id, t.destination, t.message_key, t.payload, t.headers, t.event_id, t.event_type,
+						          t.idempotency_key, t.attempts, t.attempts_before_redrive, t.created_at,
+						          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
+						""",
+				table);
 		this.published = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL

@@ -62,12 +62,14 @@ final class RelayClaims {
 			statement.setArray(2, connection.createArrayOf("text", keys.stream().map((key) -> key[1]).toArray()));
 			statement.setInt(3, this.batchSize);
 			statement.setBoolean(4, fewKeys);
-			statement.setInt(5, this.batchSize);
+			statement.setBoolean(5, fewKeys);
 			statement.setInt(6, this.batchSize);
 			statement.setInt(7, this.batchSize);
-			statement.setString(8, claimedStatus);
-			statement.setString(9, this.owner);
-			statement.setLong(10, this.lease.toMillis());
+			statement.setInt(8, this.batchSize);
+			statement.setInt(9, this.batchSize);
+			statement.setString(10, claimedStatus);
+			statement.setString(11, this.owner);
+			statement.setLong(12, this.lease.toMillis());
 			return statement;
 		}, (rs) -> {
 			batch.add(claimed(rs));
