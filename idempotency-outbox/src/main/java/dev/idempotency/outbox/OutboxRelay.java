@@ -48,9 +48,9 @@ import org.springframework.util.Assert;
  * with its last error and holds back the later rows of its key, and only those, until it
  * is re-driven.
  * <p>
- * As a {@link SmartLifecycle} the relay runs on a thread of its own (see
- * {@link RelayLoop}), wakes up at once on {@link #wakeUp()} and otherwise polls. It stops
- * claiming as soon as its application context starts closing, and stops in a late
+ * As a {@link SmartLifecycle} the relay runs on a thread of its own, which survives
+ * whatever a cycle throws, wakes up at once on {@link #wakeUp()} and otherwise polls. It
+ * stops claiming as soon as its application context starts closing, and stops in a late
  * {@link #PHASE phase}, after the web server and the Kafka listener containers: it
  * finishes the batch in flight, or gives it back to the outbox when the shutdown timeout
  * passes.

@@ -21,6 +21,8 @@ import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -71,6 +73,8 @@ import org.springframework.util.function.SingletonSupplier;
 		IdempotencyOutboxAutoConfiguration.EndpointSectionConfiguration.class })
 public final class IdempotencyOutboxAutoConfiguration {
 
+	private static final Log logger = LogFactory.getLog(IdempotencyOutboxAutoConfiguration.class);
+
 	/** Spring Boot's default {@code spring.lifecycle.timeout-per-shutdown-phase}. */
 	private static final Duration DEFAULT_SHUTDOWN_PHASE = Duration.ofSeconds(30);
 
@@ -103,20 +107,6 @@ public final class IdempotencyOutboxAutoConfiguration {
 		return RetentionRule.longerThan("idempotency.outbox.health.max-lag",
 				(maxLag != null) ? maxLag : lease.plusMillis(1), "idempotency.outbox.relay.lease", lease,
 				"the rows of a relay that died wait for its lease, so health would turn DOWN after every crash");
-	}
-
-	@Bean
-	@ConditionalOnBooleanProperty(name = "idempotency.outbox.relay.enabled", matchIfMissing = true)
-	RetentionRule outboxShutdownPhaseLongerThanTheRelayShutdown(IdempotencyOutboxProperties properties,
-			Environment environment) {
-		Duration phase = Binder.get(environment)
-			.bind("spring.lifecycle.timeout-per-shutdown-phase", Duration.class)
-			.orElse(DEFAULT_SHUTDOWN_PHASE);
-		return RetentionRule.longerThan("spring.lifecycle.timeout-per-shutdown-phase", phase,
-				"twice idempotency.outbox.relay.shutdown-timeout",
-				properties.getRelay().getShutdownTimeout().multipliedBy(2),
-				"the relay may wait that long for its batch and then for its hand-back; a shorter phase closes the"
-						+ " DataSource under it");
 	}
 
 	@Bean
@@ -213,7 +203,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 		OutboxRelay outboxRelay(DataSource dataSource, IdempotencyOutboxProperties properties,
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
 				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
-				ObjectProvider<IdempotencyMetrics> metrics) {
+				ObjectProvider<IdempotencyMetrics> metrics, Environment environment) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Builder builder = OutboxRelay.builder(dataSource)
 				.table(jdbcProperties.qualify(properties.getTable()))
@@ -230,12 +220,31 @@ public final class IdempotencyOutboxAutoConfiguration {
 			destinations.orderedStream().forEach(builder::destination);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			OutboxRelay outboxRelay = builder.build();
+			warnOfAShortShutdownPhase(environment, relay.getShutdownTimeout());
 			outbox.ifAvailable((candidate) -> {
 				if (candidate instanceof JdbcOutbox jdbcOutbox) {
 					jdbcOutbox.afterCommit(outboxRelay::wakeUp);
 				}
 			});
 			return outboxRelay;
+		}
+
+		/**
+		 * The relay waits for its batch up to its shutdown timeout, then for the
+		 * hand-back: a shorter shutdown phase closes the DataSource under it. That is
+		 * safe (the batch waits for its lease and goes out again, a re-send) but not
+		 * graceful, so it is worth a warning, not a failed startup.
+		 */
+		private static void warnOfAShortShutdownPhase(Environment environment, Duration shutdownTimeout) {
+			Duration phase = Binder.get(environment)
+				.bind("spring.lifecycle.timeout-per-shutdown-phase", Duration.class)
+				.orElse(DEFAULT_SHUTDOWN_PHASE);
+			if (phase.compareTo(shutdownTimeout.multipliedBy(2)) <= 0) {
+				logger.warn("spring.lifecycle.timeout-per-shutdown-phase (" + phase + ") is not longer than twice"
+						+ " idempotency.outbox.relay.shutdown-timeout (" + shutdownTimeout + "): a shutdown may close"
+						+ " the DataSource before the relay has marked or handed back its batch, which then waits"
+						+ " for its lease and is sent again");
+			}
 		}
 
 		@Configuration(proxyBeanMethods = false)

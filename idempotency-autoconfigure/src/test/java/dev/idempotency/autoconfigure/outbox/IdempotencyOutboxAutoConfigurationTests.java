@@ -228,20 +228,14 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
-	void aShutdownPhaseNotLongerThanTwiceTheRelaysShutdownTimeoutFailsAtStartup() {
+	void aShutdownPhaseShorterThanTheRelaysBudgetStartsTheApplicationWithAWarning() {
+		// Not graceful but safe: a batch the relay could not mark goes out again after
+		// its lease.
 		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
 			.withUserConfiguration(RecordingDestinationConfiguration.class)
-			.withPropertyValues("spring.lifecycle.timeout-per-shutdown-phase=20s",
+			.withPropertyValues("spring.lifecycle.timeout-per-shutdown-phase=3s",
 					"idempotency.outbox.relay.shutdown-timeout=10s", "idempotency.cleanup.enabled=false")
-			.run((context) -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (PT20S) must be longer than"
-						+ " twice idempotency.outbox.relay.shutdown-timeout (PT20S)"));
-		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
-			.withUserConfiguration(RecordingDestinationConfiguration.class)
-			.withPropertyValues("idempotency.cleanup.enabled=false")
-			.run((context) -> assertThat(context).hasNotFailed());
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(OutboxRelay.class));
 	}
 
 	@Test

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -208,7 +207,7 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		Set<String> stoppedKeys = new HashSet<>();
 		Set<String> unavailableTopics = new HashSet<>();
 		for (List<OutboxMessage> round : rounds(messages)) {
-			Map<OutboxMessage, CompletableFuture<?>> sends = new LinkedHashMap<>();
+			List<Send> sends = new ArrayList<>();
 			for (OutboxMessage message : round) {
 				if (stoppedKeys.contains(orderKey(message))) {
 					failures.put(message.id(), new NotSent("An earlier message of its key was not delivered"));
@@ -230,25 +229,25 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 			if (!sends.isEmpty()) {
 				flush();
 			}
-			for (Map.Entry<OutboxMessage, CompletableFuture<?>> send : sends.entrySet()) {
-				Throwable failure = await(send.getValue(), deadline);
+			for (Send send : sends) {
+				Throwable failure = await(send.future(), deadline);
 				if (failure != null) {
-					failures.put(send.getKey().id(), failure);
-					stopKeys(List.of(send.getKey()), stoppedKeys);
+					failures.put(send.message().id(), failure);
+					stopKeys(List.of(send.message()), stoppedKeys);
 				}
 			}
 		}
 		return failures;
 	}
 
-	private void send(OutboxMessage message, Map<OutboxMessage, CompletableFuture<?>> sends,
-			Map<Long, Throwable> failures, Set<String> stoppedKeys, Set<String> unavailableTopics) {
+	private void send(OutboxMessage message, List<Send> sends, Map<Long, Throwable> failures, Set<String> stoppedKeys,
+			Set<String> unavailableTopics) {
 		try {
 			CompletableFuture<?> send = this.kafka.send(record(message));
 			if (send.isCompletedExceptionally()) {
 				send.join();
 			}
-			sends.put(message, send);
+			sends.add(new Send(message, send));
 		}
 		catch (RuntimeException ex) {
 			Throwable failure = unwrap(ex);
@@ -349,6 +348,9 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 			current = current.getCause();
 		}
 		return current;
+	}
+
+	private record Send(OutboxMessage message, CompletableFuture<?> future) {
 	}
 
 	@Override
