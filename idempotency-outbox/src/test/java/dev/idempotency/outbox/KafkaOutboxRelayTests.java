@@ -304,7 +304,9 @@ class KafkaOutboxRelayTests {
 			.name(name)
 			.destination(new KafkaOutboxDestination(kafka))
 			.batchSize(200)
-			.lease(Duration.ofSeconds(2))
+			// Sends end within 1.5 s (OutboxTestSupport.kafkaTemplate): the rest of the
+			// lease is headroom for a claim on a busy machine.
+			.lease(Duration.ofSeconds(3))
 			.reapInterval(Duration.ofMillis(500))
 			.pollInterval(Duration.ofMillis(200))
 			.hook(hook)
