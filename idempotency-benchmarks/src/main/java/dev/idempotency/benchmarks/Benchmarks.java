@@ -78,6 +78,7 @@ public final class Benchmarks {
 			for (int round = 0; round < rounds; round++) {
 				drain.run(rows)
 					.forEach((name, value) -> results.computeIfAbsent(name, (key) -> new ArrayList<>()).add(value));
+				out.printf("round %d: rows claimed by each of the two relays: %s%n", round + 1, drain.lastShares());
 			}
 			print(results, out);
 			return results;

@@ -2,10 +2,15 @@ package dev.idempotency.benchmarks;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
@@ -40,6 +45,8 @@ final class OutboxDrain {
 
 	private final String topic;
 
+	private String lastShares = "";
+
 	OutboxDrain(DataSource dataSource, TestKafkaBroker broker) {
 		this.dataSource = dataSource;
 		this.jdbc = new JdbcTemplate(dataSource);
@@ -63,6 +70,8 @@ final class OutboxDrain {
 				measure(rows, () -> drainWith(OutboxRelay.Mode.TWO_PHASE)));
 		results.put("OutboxRelay simple mode, batches of 1000",
 				measure(rows, () -> drainWith(OutboxRelay.Mode.SIMPLE)));
+		results.put("two OutboxRelays two-phase side by side, batches of 1000",
+				measure(rows, this::drainWithTwoRelays));
 		return results;
 	}
 
@@ -112,13 +121,66 @@ final class OutboxDrain {
 
 	private void drainWith(OutboxRelay.Mode mode) {
 		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
-			.destination(new KafkaOutboxDestination(this.kafka, Duration.ofSeconds(30)))
+			.destination(new KafkaOutboxDestination(this.kafka))
 			.mode(mode)
 			.batchSize(1000)
 			.build();
 		while (relay.runOnce() > 0) {
 			// runOnce claims, delivers and marks one batch
 		}
+	}
+
+	/**
+	 * Two relays draining one backlog at once, as two instances of a service would: with
+	 * fewer keys than a batch, the second adds throughput only if the first leaves it
+	 * keys to claim.
+	 */
+	private void drainWithTwoRelays() throws Exception {
+		AtomicLong[] claimed = { new AtomicLong(), new AtomicLong() };
+		ExecutorService executor = Executors.newFixedThreadPool(2);
+		try {
+			List<Future<?>> relays = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				AtomicLong count = claimed[i];
+				OutboxRelay relay = OutboxRelay.builder(this.dataSource)
+					.destination(new KafkaOutboxDestination(this.kafka))
+					.batchSize(1000)
+					.name("bench-relay-" + i)
+					.build();
+				relays.add(executor.submit(() -> {
+					while (true) {
+						int rows = relay.runOnce();
+						count.addAndGet(rows);
+						if (rows == 0 && unpublished() == 0) {
+							return null;
+						}
+						if (rows == 0) {
+							Thread.sleep(1);
+						}
+					}
+				}));
+			}
+			for (Future<?> relay : relays) {
+				relay.get();
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		this.lastShares = claimed[0].get() + " / " + claimed[1].get();
+	}
+
+	/**
+	 * Rows claimed by each of the two relays in the last two-relay drain.
+	 */
+	String lastShares() {
+		return this.lastShares;
+	}
+
+	private int unpublished() {
+		Integer left = this.jdbc.queryForObject("SELECT count(*) FROM outbox WHERE status <> 'PUBLISHED'",
+				Integer.class);
+		return (left != null) ? left : 0;
 	}
 
 	@FunctionalInterface

@@ -1,11 +1,17 @@
 package dev.idempotency.outbox;
 
+import java.sql.SQLException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
 
+import javax.sql.DataSource;
+
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.support.GeneratedKeyHolder;
 import org.springframework.jdbc.support.KeyHolder;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -14,7 +20,13 @@ import org.springframework.util.Assert;
 
 /**
  * {@link Outbox} on PostgreSQL: one {@code INSERT} per message, on the connection of the
- * caller's transaction.
+ * caller's transaction, which must be a transaction of the outbox's {@link DataSource}.
+ * <p>
+ * The insert first takes a transaction-scoped lock on the message's key, so that a second
+ * transaction appending to the same key waits until the first has committed or rolled
+ * back: the ids of a key, its publication order, follow the commit order of its
+ * transactions. Two transactions that append to several keys in opposite orders can
+ * deadlock; PostgreSQL then rolls one of them back, to be retried.
  * <p>
  * After a transaction that appended commits, the listeners given to
  * {@link #afterCommit(Runnable)} run, so that the relay of this instance starts at once
@@ -25,7 +37,9 @@ public class JdbcOutbox implements Outbox {
 	/** The default table name. */
 	public static final String DEFAULT_TABLE_NAME = "outbox";
 
-	private final JdbcOperations jdbc;
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbc;
 
 	private final JsonMapper jsonMapper;
 
@@ -33,27 +47,46 @@ public class JdbcOutbox implements Outbox {
 
 	private final List<Runnable> commitListeners = new CopyOnWriteArrayList<>();
 
+	private volatile @Nullable Predicate<String> deliverable;
+
+	private volatile String undeliverableRemedy = "";
+
 	/**
 	 * Create an outbox on the default table.
-	 * @param jdbc the JDBC operations, on the data source of the business transactions
+	 * @param dataSource the data source of the business transactions
 	 * @param jsonMapper serializes object payloads
 	 */
-	public JdbcOutbox(JdbcOperations jdbc, JsonMapper jsonMapper) {
-		this(jdbc, jsonMapper, DEFAULT_TABLE_NAME);
+	public JdbcOutbox(DataSource dataSource, JsonMapper jsonMapper) {
+		this(dataSource, jsonMapper, DEFAULT_TABLE_NAME);
 	}
 
 	/**
 	 * Create an outbox on the given table.
-	 * @param jdbc the JDBC operations, on the data source of the business transactions
+	 * @param dataSource the data source of the business transactions
 	 * @param jsonMapper serializes object payloads
 	 * @param tableName the table name, optionally schema-qualified
 	 */
-	public JdbcOutbox(JdbcOperations jdbc, JsonMapper jsonMapper, String tableName) {
-		Assert.notNull(jdbc, "jdbc must not be null");
+	public JdbcOutbox(DataSource dataSource, JsonMapper jsonMapper, String tableName) {
+		Assert.notNull(dataSource, "dataSource must not be null");
 		Assert.notNull(jsonMapper, "jsonMapper must not be null");
-		this.jdbc = jdbc;
+		this.dataSource = dataSource;
+		this.jdbc = new JdbcTemplate(dataSource);
 		this.jsonMapper = jsonMapper;
 		this.sql = new OutboxStatements(tableName);
+	}
+
+	/**
+	 * Refuse appends to destination names that no relay can deliver, so that a row does
+	 * not wait for ever unseen. Set it where the relays' destinations are known, such as
+	 * an instance that runs the only kind of relay.
+	 * @param deliverable whether rows of a destination name can be delivered
+	 * @param remedy what to do about a name that cannot, for the error message
+	 */
+	public void setDestinationCheck(Predicate<String> deliverable, String remedy) {
+		Assert.notNull(deliverable, "deliverable must not be null");
+		Assert.notNull(remedy, "remedy must not be null");
+		this.undeliverableRemedy = remedy;
+		this.deliverable = deliverable;
 	}
 
 	/**
@@ -69,10 +102,11 @@ public class JdbcOutbox implements Outbox {
 	@Override
 	public long append(OutboxEvent message) {
 		Assert.notNull(message, "message must not be null");
-		if (!TransactionSynchronizationManager.isActualTransactionActive()) {
-			throw new IllegalStateException("Outbox.append requires an active transaction, so that the message "
-					+ "commits or rolls back with the business data: call it from a @Transactional method or "
-					+ "inside TransactionTemplate.execute");
+		checkTransaction();
+		Predicate<String> deliverable = this.deliverable;
+		if (deliverable != null && !deliverable.test(message.getDestination())) {
+			throw new IllegalStateException("No outbox destination delivers '" + message.getDestination()
+					+ "': the row would never be published. " + this.undeliverableRemedy);
 		}
 		Object payload = message.getPayload();
 		byte[] bytes = (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
@@ -86,12 +120,44 @@ public class JdbcOutbox implements Outbox {
 			statement.setString(5, message.getEventId());
 			statement.setString(6, message.getEventType());
 			statement.setString(7, message.getIdempotencyKey());
+			statement.setString(8, message.getMessageKey());
+			statement.setString(9, message.getMessageKey());
+			statement.setString(10, message.getDestination());
 			return statement;
 		}, keys);
 		registerWakeUp();
 		Number id = keys.getKey();
 		Assert.state(id != null, "The outbox insert returned no id");
 		return id.longValue();
+	}
+
+	/**
+	 * Check that the insert joins a transaction of this outbox's data source. Any other
+	 * transaction (a {@code KafkaTransactionManager}'s, another data source's) would let
+	 * the insert commit on its own: published although the business data rolled back.
+	 */
+	private void checkTransaction() {
+		String requirement = "Outbox.append requires an active transaction on the outbox's DataSource, so that the"
+				+ " message commits or rolls back with the business data: call it from a @Transactional method or"
+				+ " inside TransactionTemplate.execute, under the transaction manager of that DataSource";
+		if (!TransactionSynchronizationManager.isActualTransactionActive()) {
+			throw new IllegalStateException(requirement);
+		}
+		if (!(TransactionSynchronizationManager.getResource(this.dataSource) instanceof ConnectionHolder holder)
+				|| autoCommit(holder)) {
+			throw new IllegalStateException(requirement + ". The current transaction is not one of that DataSource"
+					+ " (it may be a KafkaTransactionManager's, or another DataSource's): the row would commit on"
+					+ " its own, even if the business transaction rolled back.");
+		}
+	}
+
+	private static boolean autoCommit(ConnectionHolder holder) {
+		try {
+			return holder.getConnection().getAutoCommit();
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Cannot tell whether the outbox's connection is in a transaction", ex);
+		}
 	}
 
 	private void registerWakeUp() {

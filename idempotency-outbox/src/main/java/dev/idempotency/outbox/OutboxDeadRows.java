@@ -17,9 +17,10 @@ import org.springframework.util.Assert;
 /**
  * The rows of an outbox table that the relay gave up on ({@code DEAD}), for manual
  * review: list them without their payload, and re-drive them, which makes them
- * {@code PENDING} again with no attempts and due at once. Also the probes that let the
- * table monitor measure the outbox: its size, the unpublished backlog (its lag) and the
- * dead rows.
+ * {@code PENDING} again, due at once, with the count of sends toward the maximum starting
+ * again. The sends before the re-drive are still counted, so the next send is a re-send:
+ * a status-first provider is asked first. Also the probes that let the table monitor
+ * measure the outbox: its size, the unpublished backlog (its lag) and the dead rows.
  * <p>
  * A re-driven row goes through the relay's rules again: a row that died of its maximum
  * age, or of a provider key TTL, dies again at its next attempt.
@@ -61,7 +62,8 @@ public final class OutboxDeadRows {
 				""".formatted(this.table);
 		String redrive = """
 				UPDATE %s
-				SET status = 'PENDING', attempts = 0, available_at = now(), locked_by = NULL, locked_until = NULL
+				SET status = 'PENDING', attempts_before_redrive = attempts, available_at = now(), locked_by = NULL,
+				    locked_until = NULL
 				WHERE status = 'DEAD'
 				""".formatted(this.table);
 		this.redrive = redrive + " AND id = ?";
@@ -83,7 +85,7 @@ public final class OutboxDeadRows {
 	}
 
 	/**
-	 * Make one dead row {@code PENDING} again, with no attempts, due at once.
+	 * Make one dead row {@code PENDING} again, due at once, with a new count of sends.
 	 * @param id the row id
 	 * @return whether a dead row with that id was re-driven
 	 */
@@ -96,7 +98,7 @@ public final class OutboxDeadRows {
 	}
 
 	/**
-	 * Make every dead row {@code PENDING} again, with no attempts, due at once.
+	 * Make every dead row {@code PENDING} again, due at once, with a new count of sends.
 	 * @return how many rows were re-driven
 	 */
 	public int redriveAll() {
@@ -150,7 +152,7 @@ public final class OutboxDeadRows {
 	 * @param messageKey the message key, or {@code null}
 	 * @param eventId the event id
 	 * @param idempotencyKey the idempotency key sent with it
-	 * @param attempts the failed attempts
+	 * @param attempts how many times the row was sent
 	 * @param lastError the last error, or {@code null}
 	 * @param createdAt when the row was appended
 	 */

@@ -10,9 +10,16 @@ import org.jspecify.annotations.Nullable;
  * Delivers claimed outbox messages somewhere: a Kafka cluster, an HTTP provider.
  * <p>
  * The relay hands over messages in id order. A destination must keep that order for
- * messages with the same key, and once a message of a key fails it should not deliver the
- * later messages of that key in the same call: the relay gives those back to the outbox
- * to be delivered after the failed one.
+ * messages with the same key, and once a message of a key fails it must not send the
+ * later messages of that key in the same call: it reports them {@link NotSent}, and the
+ * relay gives them back to the outbox to be delivered after the failed one. A later
+ * message that reached the receiver before an earlier one failed would be seen out of
+ * order.
+ * <p>
+ * A delivery must end within the time it is given: the relay's claim on the messages (its
+ * lease) ends soon after, and another relay may then send them. A destination starts a
+ * send only when the send can end in time, and reports the messages it had no time for
+ * {@link NotSent}.
  */
 public interface OutboxDestination {
 
@@ -27,13 +34,27 @@ public interface OutboxDestination {
 	}
 
 	/**
-	 * Deliver messages and wait until each has succeeded or failed.
+	 * Deliver messages and wait until each has succeeded or failed, within the given
+	 * time.
 	 * @param messages the messages, in id order
-	 * @return the failures by message id; a message absent from the map was delivered
+	 * @param timeout how long the delivery may take: every send must have succeeded or
+	 * failed by then
+	 * @return the failures by message id; a message absent from the map was delivered,
+	 * one reported {@link NotSent} was not sent at all
 	 * @throws InterruptedException when the relay is shutting down; it gives every
-	 * message back to the outbox
+	 * message back to the outbox, counting the send
 	 */
-	Map<Long, Throwable> deliver(List<OutboxMessage> messages) throws InterruptedException;
+	Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) throws InterruptedException;
+
+	/**
+	 * The longest time one send of this destination may take, from its start until it has
+	 * succeeded or failed, as its client's timeouts bound it. The relay refuses to start
+	 * with a lease that is not longer.
+	 * @return the longest send, or {@code null} when it is not known
+	 */
+	default @Nullable Duration sendTimeout() {
+		return null;
+	}
 
 	/**
 	 * The age after which a message of this destination is no longer delivered but marked
@@ -53,6 +74,25 @@ public interface OutboxDestination {
 	 */
 	default boolean isPermanent(Throwable failure) {
 		return false;
+	}
+
+	/**
+	 * The failure of a message that a destination did not send at all: an earlier message
+	 * of its key failed, or no time was left. The relay gives it back to the outbox
+	 * without counting a send.
+	 */
+	final class NotSent extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
+
+		/**
+		 * Create a failure.
+		 * @param reason why the message was not sent
+		 */
+		public NotSent(String reason) {
+			super(reason, null, false, false);
+		}
+
 	}
 
 }

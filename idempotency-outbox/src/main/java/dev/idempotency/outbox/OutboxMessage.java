@@ -20,7 +20,9 @@ import org.springframework.util.Assert;
  * @param eventId the event id
  * @param eventType the event type, or {@code null}
  * @param idempotencyKey the idempotency key, the same on every delivery of the row
- * @param attempts how many deliveries failed before this one
+ * @param attempts how many times the row was sent before this send, sends whose outcome
+ * is unknown included (the relay died or lost its lease, or gave the batch back at
+ * shutdown); more than {@code 0} makes this send a re-send
  * @param createdAt when the row was appended (the database clock)
  */
 public record OutboxMessage(long id, String destination, @Nullable String messageKey, byte[] payload,

@@ -1,29 +1,26 @@
 package dev.idempotency.outbox;
 
-import java.sql.Array;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.outbox.RelayClaims.ClaimedRow;
+import dev.idempotency.outbox.RelayDelivery.Outcome;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -37,30 +34,38 @@ import org.springframework.util.Assert;
  * <p>
  * In {@link Mode#TWO_PHASE two-phase} mode (the default) a cycle claims a batch into
  * {@code PUBLISHING} with a lease and this relay's owner token and commits, delivers the
- * batch, then marks it {@code PUBLISHED} in one statement guarded by the owner token.
- * Rows whose lease expires (their relay died) go back to {@code PENDING} through the
- * reaper, which every relay runs. In {@link Mode#SIMPLE simple} mode a cycle holds its
- * claim as row locks in one transaction across the delivery: there is no
- * {@code PUBLISHING} state and no reaper, at the price of a connection held during
- * delivery; a crash after delivery sends the batch again.
+ * batch before the lease ends, then marks it {@code PUBLISHED} in one statement guarded
+ * by the owner token. Rows whose lease expires (their relay died) go back to
+ * {@code PENDING} through the reaper, which every relay runs. In {@link Mode#SIMPLE
+ * simple} mode a cycle holds its claim as row locks in one transaction across the
+ * delivery: there is no {@code PUBLISHING} state and no reaper, at the price of a
+ * connection held during delivery; a crash after delivery sends the batch again.
  * <p>
- * A failed row backs off exponentially; after the maximum number of attempts, or once
- * older than the maximum age, it becomes {@code DEAD} with its last error and holds back
- * the later rows of its key, and only those, until it is re-driven.
+ * Every claim counts a send of each row it takes, so that a row sent again for whatever
+ * reason (a relay that died or lost its lease, a batch given back at shutdown, a
+ * re-drive) is known to be a re-send. A failed row backs off exponentially; after the
+ * maximum number of sends, or once older than the maximum age, it becomes {@code DEAD}
+ * with its last error and holds back the later rows of its key, and only those, until it
+ * is re-driven.
  * <p>
- * As a {@link SmartLifecycle} the relay runs on a thread of its own, wakes up at once on
- * {@link #wakeUp()} and otherwise polls. On stop it claims nothing more and finishes the
- * batch in flight, or gives it back to the outbox when the shutdown timeout passes.
+ * As a {@link SmartLifecycle} the relay runs on a thread of its own, which survives
+ * whatever a cycle throws, wakes up at once on {@link #wakeUp()} and otherwise polls. It
+ * stops claiming as soon as its application context starts closing, and stops in a late
+ * {@link #PHASE phase}, after the web server and the Kafka listener containers: it
+ * finishes the batch in flight, or gives it back to the outbox when the shutdown timeout
+ * passes.
  */
-public final class OutboxRelay implements SmartLifecycle {
+public final class OutboxRelay
+		implements SmartLifecycle, ApplicationListener<ContextClosedEvent>, ApplicationContextAware {
+
+	/**
+	 * The lifecycle phase of the relay: it stops after Spring Boot's web server
+	 * ({@code DEFAULT_PHASE - 2048}) and spring-kafka's listener containers
+	 * ({@code DEFAULT_PHASE - 100}), whose last requests and records may append rows.
+	 */
+	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
 	private static final Log logger = LogFactory.getLog(OutboxRelay.class);
-
-	private static final AtomicInteger threadCount = new AtomicInteger();
-
-	private static final int MAX_ERROR_LENGTH = 4000;
-
-	private static final int REAP_BATCH = 10_000;
 
 	/**
 	 * How a relay holds its claim while delivering.
@@ -79,33 +84,15 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	}
 
-	private final JdbcTemplate jdbc;
-
 	private final TransactionTemplate transactions;
-
-	private final OutboxStatements sql;
 
 	private final List<OutboxDestination> destinations;
 
 	private final Mode mode;
 
-	private final int batchSize;
-
 	private final Duration lease;
 
-	private final Duration pollInterval;
-
 	private final Duration reapInterval;
-
-	private final int maxAttempts;
-
-	private final @Nullable Duration maxAge;
-
-	private final Duration initialBackoff;
-
-	private final Duration maxBackoff;
-
-	private final Duration shutdownTimeout;
 
 	private final String name;
 
@@ -115,44 +102,57 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final IdempotencyMetrics metrics;
 
-	private final Object monitor = new Object();
+	private final RelayClaims claims;
 
-	private boolean signalled;
+	private final RelayDelivery delivery;
 
-	private volatile boolean running;
+	private final RelayMarks marks;
 
-	private @Nullable Thread thread;
+	private final RelayReaper reaper;
 
-	private String cursorDestination = "";
+	private final RelayLoop loop;
 
-	private String cursorKey = "";
+	private @Nullable ApplicationContext applicationContext;
 
 	private long lastReap;
 
 	private OutboxRelay(Builder builder) {
 		Assert.state(!builder.destinations.isEmpty(), "At least one OutboxDestination is required");
-		this.jdbc = new JdbcTemplate(builder.dataSource);
+		checkLease(builder.lease, builder.destinations);
+		JdbcTemplate jdbc = new JdbcTemplate(builder.dataSource);
 		PlatformTransactionManager transactionManager = (builder.transactionManager != null)
 				? builder.transactionManager : new DataSourceTransactionManager(builder.dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-		this.sql = new OutboxStatements(builder.table);
+		OutboxStatements sql = new OutboxStatements(builder.table);
 		this.destinations = List.copyOf(builder.destinations);
 		this.mode = builder.mode;
-		this.batchSize = builder.batchSize;
 		this.lease = builder.lease;
-		this.pollInterval = builder.pollInterval;
 		this.reapInterval = builder.reapInterval;
-		this.maxAttempts = builder.maxAttempts;
-		this.maxAge = builder.maxAge;
-		this.initialBackoff = builder.initialBackoff;
-		this.maxBackoff = builder.maxBackoff;
-		this.shutdownTimeout = builder.shutdownTimeout;
 		this.name = builder.name;
 		this.owner = builder.name + "-" + UUID.randomUUID();
 		this.hook = builder.hook;
 		this.metrics = builder.metrics;
+		this.claims = new RelayClaims(jdbc, sql, builder.batchSize, this.owner, builder.lease);
+		this.delivery = new RelayDelivery(this.destinations, builder.maxAttempts, builder.maxAge,
+				builder.initialBackoff, builder.maxBackoff);
+		this.marks = new RelayMarks(jdbc, sql, this.owner);
+		this.reaper = new RelayReaper(jdbc, this.transactions, sql);
+		this.loop = new RelayLoop(builder.name, this::cycle, builder.pollInterval, builder.maxBackoff,
+				builder.shutdownTimeout);
 		this.lastReap = System.nanoTime() - this.reapInterval.toNanos();
+	}
+
+	private static void checkLease(Duration lease, List<OutboxDestination> destinations) {
+		for (OutboxDestination destination : destinations) {
+			Duration sendTimeout = destination.sendTimeout();
+			if (sendTimeout != null && lease.compareTo(sendTimeout) <= 0) {
+				throw new IllegalStateException("The outbox relay's lease (" + lease
+						+ ") must be longer than the longest send of " + destination + " (" + sendTimeout
+						+ "): a send could outlive the claim, and another relay send the same rows at the same"
+						+ " time. Lengthen the lease or shorten the destination's timeouts.");
+			}
+		}
 	}
 
 	/**
@@ -173,14 +173,47 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	/**
+	 * Whether one of the relay's destinations delivers rows of a destination name. Rows
+	 * of a name none supports are DEAD at their first claim.
+	 * @param destination the destination name
+	 * @return {@code true} when a destination supports it
+	 */
+	public boolean supports(String destination) {
+		return this.delivery.supports(destination);
+	}
+
+	/**
+	 * The destination names of rows this relay met and made DEAD because none of its
+	 * destinations supports them (it logs a warning for the first row of each).
+	 * @return the destination names
+	 */
+	public Set<String> getUnsupportedDestinations() {
+		return this.delivery.unsupportedDestinations();
+	}
+
+	/**
 	 * Start a cycle now instead of at the next poll. Cheap; call it after every commit
 	 * that appended rows.
 	 */
 	public void wakeUp() {
-		synchronized (this.monitor) {
-			this.signalled = true;
-			this.monitor.notifyAll();
-		}
+		this.loop.wakeUp();
+	}
+
+	/**
+	 * Since when the relay's cycles have failed without a success in between.
+	 * @return when the first of the failures happened, or {@code null} while cycles
+	 * succeed
+	 */
+	public @Nullable Instant getFailingSince() {
+		return this.loop.failingSince();
+	}
+
+	/**
+	 * The failure of the last cycle, while cycles fail.
+	 * @return the failure, or {@code null} while cycles succeed
+	 */
+	public @Nullable Throwable getLastFailure() {
+		return this.loop.lastFailure();
 	}
 
 	/**
@@ -190,16 +223,18 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @return how many rows were claimed
 	 */
 	public int runOnce() {
+		// The lease runs from the claim on the database clock, which is no earlier than
+		// this: a delivery that ends by this deadline ends within the lease.
+		long deadline = System.nanoTime() + this.lease.toNanos();
 		if (this.mode == Mode.SIMPLE) {
 			Integer claimed = this.transactions.execute((status) -> {
-				List<Claimed> batch = claim("PENDING");
+				List<ClaimedRow> batch = this.claims.claim("PENDING");
 				if (batch.isEmpty()) {
 					return 0;
 				}
 				this.hook.afterClaim(messages(batch));
 				try {
-					Outcome outcome = deliver(batch);
-					finish(outcome, "PENDING");
+					finish(deliver(batch, deadline), "PENDING");
 				}
 				catch (InterruptedException ex) {
 					status.setRollbackOnly();
@@ -209,18 +244,19 @@ public final class OutboxRelay implements SmartLifecycle {
 			});
 			return (claimed != null) ? claimed : 0;
 		}
-		List<Claimed> batch = this.transactions.execute((status) -> claim("PUBLISHING"));
+		List<ClaimedRow> batch = this.transactions.execute((status) -> this.claims.claim("PUBLISHING"));
 		if (batch == null || batch.isEmpty()) {
 			return 0;
 		}
 		this.hook.afterClaim(messages(batch));
 		Outcome outcome;
 		try {
-			outcome = deliver(batch);
+			outcome = deliver(batch, deadline);
 		}
 		catch (InterruptedException ex) {
-			List<Long> all = batch.stream().map((row) -> row.message.id()).toList();
-			this.transactions.executeWithoutResult((status) -> update(this.sql.handBack, all, "PUBLISHING"));
+			// Some rows may have gone out before the interrupt: their sends count.
+			List<Long> ids = batch.stream().map(ClaimedRow::id).toList();
+			this.transactions.executeWithoutResult((status) -> this.marks.handBack(ids, true, "PUBLISHING"));
 			Thread.currentThread().interrupt();
 			return batch.size();
 		}
@@ -233,84 +269,26 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @return how many rows went back
 	 */
 	public int reap() {
-		int total = 0;
-		int reaped;
-		do {
-			Integer count = this.transactions.execute((status) -> this.jdbc.update(this.sql.reap, REAP_BATCH));
-			reaped = (count != null) ? count : 0;
-			total += reaped;
-		}
-		while (reaped == REAP_BATCH);
-		if (total > 0) {
-			logger.info("Returned " + total + " outbox rows with an expired lease to PENDING");
-		}
-		return total;
+		return this.reaper.reap();
 	}
 
-	private List<Claimed> claim(String claimedStatus) {
-		List<String[]> keys = visitKeys();
-		List<Claimed> batch = new ArrayList<>();
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.claim);
-			statement.setArray(1, connection.createArrayOf("text", keys.stream().map((key) -> key[0]).toArray()));
-			statement.setArray(2, connection.createArrayOf("text", keys.stream().map((key) -> key[1]).toArray()));
-			statement.setInt(3, this.batchSize);
-			statement.setInt(4, this.batchSize);
-			statement.setInt(5, this.batchSize);
-			statement.setString(6, claimedStatus);
-			statement.setString(7, this.owner);
-			statement.setLong(8, this.lease.toMillis());
-			return statement;
-		}, (rs) -> {
-			batch.add(claimed(rs));
-		});
-		batch.sort(Comparator.comparingLong((row) -> row.message.id()));
-		return batch;
-	}
-
-	private List<String[]> visitKeys() {
-		List<String[]> keys = visitKeys(this.cursorDestination, this.cursorKey, this.batchSize);
-		boolean full = keys.size() >= this.batchSize;
-		if (!full && !this.cursorDestination.isEmpty()) {
-			Set<String> seen = new HashSet<>();
-			keys.forEach((key) -> seen.add(key[0] + '\u0000' + key[1]));
-			for (String[] key : visitKeys("", "", this.batchSize - keys.size())) {
-				if (seen.add(key[0] + '\u0000' + key[1])) {
-					keys.add(key);
-				}
-			}
+	private int cycle() {
+		if (this.mode == Mode.TWO_PHASE && System.nanoTime() - this.lastReap >= this.reapInterval.toNanos()) {
+			this.lastReap = System.nanoTime();
+			reap();
 		}
-		if (full) {
-			String[] last = keys.get(keys.size() - 1);
-			this.cursorDestination = last[0];
-			this.cursorKey = last[1];
-		}
-		else {
-			this.cursorDestination = "";
-			this.cursorKey = "";
-		}
-		return keys;
+		int claimed = runOnce();
+		this.hook.afterCycle(claimed);
+		return claimed;
 	}
 
-	private List<String[]> visitKeys(String fromDestination, String fromKey, int limit) {
-		return new ArrayList<>(this.jdbc.query(this.sql.visitKeys,
-				(rs, row) -> new String[] { rs.getString(1), rs.getString(2) }, fromDestination, fromKey, limit));
-	}
-
-	private static Claimed claimed(ResultSet rs) throws SQLException {
-		OutboxMessage message = new OutboxMessage(rs.getLong("id"), rs.getString("destination"),
-				rs.getString("message_key"), rs.getBytes("payload"), HeaderLines.decode(rs.getString("headers")),
-				rs.getString("event_id"), rs.getString("event_type"), rs.getString("idempotency_key"),
-				rs.getInt("attempts"), rs.getTimestamp("created_at").toInstant());
-		return new Claimed(message, rs.getLong("age_millis"));
-	}
-
-	private Outcome deliver(List<Claimed> batch) throws InterruptedException {
+	private Outcome deliver(List<ClaimedRow> batch, long deadline) throws InterruptedException {
 		IdempotencyMetrics.Timing timing = this.metrics.start(IdempotencyMetrics.Operation.PUBLISH,
 				IdempotencyMetrics.OUTBOX);
 		Outcome outcome;
 		try {
-			outcome = deliverTimed(batch);
+			outcome = this.delivery.deliver(batch, deadline);
+			this.hook.afterDelivery(messages(batch));
 		}
 		catch (InterruptedException | RuntimeException | Error ex) {
 			timing.stop(ex);
@@ -320,275 +298,89 @@ public final class OutboxRelay implements SmartLifecycle {
 		return outcome;
 	}
 
-	private Outcome deliverTimed(List<Claimed> batch) throws InterruptedException {
-		Map<Long, Throwable> failures = new HashMap<>();
-		Set<Long> expired = new HashSet<>();
-		Set<String> blockedKeys = new HashSet<>();
-		Map<String, List<OutboxMessage>> byDestination = new LinkedHashMap<>();
-		Map<String, @Nullable OutboxDestination> resolved = new HashMap<>();
-		for (Claimed row : batch) {
-			OutboxMessage message = row.message;
-			String orderKey = orderKey(message);
-			if (orderKey != null && blockedKeys.contains(orderKey)) {
-				continue;
-			}
-			OutboxDestination destination = resolved.computeIfAbsent(message.destination(), this::destinationFor);
-			Duration maxAge = maxAge(destination);
-			if (destination == null) {
-				failures.put(message.id(),
-						new IllegalStateException("No OutboxDestination supports '" + message.destination() + "'"));
-			}
-			else if (maxAge != null && row.ageMillis >= maxAge.toMillis()) {
-				failures.put(message.id(), new IllegalStateException("Not delivered: the message is older than the "
-						+ "maximum age of " + maxAge + " (attempts so far: " + message.attempts() + ")"));
-				expired.add(message.id());
-			}
-			else {
-				byDestination.computeIfAbsent(message.destination(), (key) -> new ArrayList<>()).add(message);
-				continue;
-			}
-			if (orderKey != null) {
-				blockedKeys.add(orderKey);
-			}
-		}
-		for (Map.Entry<String, List<OutboxMessage>> group : byDestination.entrySet()) {
-			OutboxDestination destination = resolved.get(group.getKey());
-			Assert.state(destination != null, "destination resolved");
-			try {
-				failures.putAll(destination.deliver(group.getValue()));
-			}
-			catch (RuntimeException ex) {
-				group.getValue().forEach((message) -> failures.put(message.id(), ex));
-			}
-		}
-		this.hook.afterDelivery(messages(batch));
-		return outcome(batch, failures, expired);
-	}
-
-	private Outcome outcome(List<Claimed> batch, Map<Long, Throwable> failures, Set<Long> expired) {
-		List<Long> published = new ArrayList<>();
-		List<Failure> failed = new ArrayList<>();
-		List<Long> handedBack = new ArrayList<>();
-		Set<String> failedKeys = new HashSet<>();
-		for (Claimed row : batch) {
-			OutboxMessage message = row.message;
-			String orderKey = orderKey(message);
-			if (orderKey != null && failedKeys.contains(orderKey)) {
-				handedBack.add(message.id());
-				continue;
-			}
-			Throwable error = failures.get(message.id());
-			if (error == null) {
-				published.add(message.id());
-				continue;
-			}
-			int attempts = message.attempts() + 1;
-			OutboxDestination destination = destinationFor(message.destination());
-			Duration maxAge = maxAge(destination);
-			boolean dead = expired.contains(message.id()) || attempts >= this.maxAttempts
-					|| (maxAge != null && row.ageMillis >= maxAge.toMillis())
-					|| (destination != null && destination.isPermanent(error));
-			failed.add(new Failure(message.id(), dead, backoff(attempts), describe(error)));
-			if (dead) {
-				logger.warn("Outbox row " + message.id() + " to '" + message.destination() + "' is DEAD after "
-						+ attempts + " attempt(s): " + describe(error));
-			}
-			else if (logger.isDebugEnabled()) {
-				logger.debug("Outbox row " + message.id() + " to '" + message.destination() + "' failed (attempt "
-						+ attempts + "): " + describe(error));
-			}
-			if (orderKey != null) {
-				failedKeys.add(orderKey);
-			}
-		}
-		return new Outcome(published, failed, handedBack);
-	}
-
 	private void finish(Outcome outcome, String claimedStatus) {
-		if (!outcome.published.isEmpty()) {
-			int marked = update(this.sql.published, outcome.published, claimedStatus);
-			if (marked < outcome.published.size()) {
-				logger.info((outcome.published.size() - marked) + " delivered outbox rows had lost their lease "
-						+ "to another relay; they may be delivered again");
-			}
+		this.marks.write(outcome, claimedStatus);
+		if (!outcome.published().isEmpty()) {
+			this.metrics.published(IdempotencyMetrics.OUTBOX, outcome.published().size());
 		}
-		if (!outcome.failed.isEmpty()) {
-			this.jdbc.update((connection) -> {
-				PreparedStatement statement = connection.prepareStatement(this.sql.failed);
-				statement.setArray(1, connection.createArrayOf("bigint",
-						outcome.failed.stream().map((failure) -> failure.id).toArray()));
-				statement.setArray(2, connection.createArrayOf("boolean",
-						outcome.failed.stream().map((failure) -> failure.dead).toArray()));
-				statement.setArray(3, connection.createArrayOf("bigint",
-						outcome.failed.stream().map((failure) -> failure.delayMillis).toArray()));
-				statement.setArray(4, connection.createArrayOf("text",
-						outcome.failed.stream().map((failure) -> failure.error).toArray()));
-				statement.setString(5, this.owner);
-				statement.setString(6, claimedStatus);
-				return statement;
-			});
+		if (outcome.failed() > 0) {
+			this.metrics.publishFailed(IdempotencyMetrics.OUTBOX, outcome.failed());
 		}
-		if (!outcome.handedBack.isEmpty()) {
-			update(this.sql.handBack, outcome.handedBack, claimedStatus);
-		}
-		report(outcome);
-	}
-
-	private void report(Outcome outcome) {
-		long dead = outcome.failed.stream().filter((failure) -> failure.dead).count();
-		if (!outcome.published.isEmpty()) {
-			this.metrics.published(IdempotencyMetrics.OUTBOX, outcome.published.size());
-		}
-		if (outcome.failed.size() > dead) {
-			this.metrics.publishFailed(IdempotencyMetrics.OUTBOX, outcome.failed.size() - dead);
-		}
-		if (dead > 0) {
-			this.metrics.dead(IdempotencyMetrics.OUTBOX, dead);
+		if (outcome.dead() > 0) {
+			this.metrics.dead(IdempotencyMetrics.OUTBOX, outcome.dead());
 		}
 	}
 
-	private int update(String statementSql, List<Long> ids, String claimedStatus) {
-		return this.jdbc.update((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(statementSql);
-			Array array = connection.createArrayOf("bigint", ids.toArray());
-			statement.setArray(1, array);
-			statement.setString(2, this.owner);
-			statement.setString(3, claimedStatus);
-			return statement;
-		});
-	}
-
-	private @Nullable OutboxDestination destinationFor(String destination) {
-		for (OutboxDestination candidate : this.destinations) {
-			if (candidate.supports(destination)) {
-				return candidate;
-			}
-		}
-		return null;
-	}
-
-	private @Nullable Duration maxAge(@Nullable OutboxDestination destination) {
-		Duration own = (destination != null) ? destination.maxAge() : null;
-		return (own != null) ? own : this.maxAge;
-	}
-
-	private long backoff(int attempts) {
-		long initial = this.initialBackoff.toMillis();
-		long max = this.maxBackoff.toMillis();
-		int shift = Math.min(attempts - 1, 30);
-		long delay = initial << shift;
-		return (delay < 0 || delay > max || (shift > 0 && (delay >> shift) != initial)) ? max : delay;
-	}
-
-	private static @Nullable String orderKey(OutboxMessage message) {
-		return (message.messageKey() != null) ? message.destination() + '\u0000' + message.messageKey() : null;
-	}
-
-	private static String describe(Throwable error) {
-		String text = error.getClass().getName() + ((error.getMessage() != null) ? ": " + error.getMessage() : "");
-		return (text.length() > MAX_ERROR_LENGTH) ? text.substring(0, MAX_ERROR_LENGTH) : text;
-	}
-
-	private static List<OutboxMessage> messages(List<Claimed> batch) {
-		return batch.stream().map((row) -> row.message).toList();
+	private static List<OutboxMessage> messages(List<ClaimedRow> batch) {
+		return batch.stream().map(ClaimedRow::message).toList();
 	}
 
 	@Override
 	public void start() {
-		synchronized (this.monitor) {
-			if (this.running) {
-				return;
+		for (OutboxDestination destination : this.destinations) {
+			if (destination.sendTimeout() == null) {
+				logger.warn("Outbox relay " + this.name + " cannot check that a send of " + destination
+						+ " ends within its lease of " + this.lease + ": the destination does not tell its"
+						+ " timeouts. A send that outlives the lease may go out twice at the same time.");
 			}
-			this.running = true;
-			Thread relayThread = new Thread(this::loop, this.name + "-" + threadCount.incrementAndGet());
-			relayThread.setDaemon(true);
-			this.thread = relayThread;
-			relayThread.start();
+		}
+		this.loop.start();
+	}
+
+	/**
+	 * Stop claiming at once when the application context that holds this relay starts
+	 * closing; the batch in flight goes on, and {@link #stop()} waits for it later.
+	 * @param event the event
+	 */
+	@Override
+	public void onApplicationEvent(ContextClosedEvent event) {
+		if (event.getApplicationContext() == this.applicationContext) {
+			this.loop.stopClaiming();
 		}
 	}
 
-	private void loop() {
-		while (this.running) {
-			try {
-				if (this.mode == Mode.TWO_PHASE && System.nanoTime() - this.lastReap >= this.reapInterval.toNanos()) {
-					this.lastReap = System.nanoTime();
-					reap();
-				}
-				int claimed = runOnce();
-				this.hook.afterCycle(claimed);
-				if (claimed == 0) {
-					awaitWakeUp(this.pollInterval);
-				}
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Outbox relay cycle failed; trying again after " + this.pollInterval, ex);
-				awaitWakeUp(this.pollInterval);
-			}
-			catch (Error ex) {
-				logger.error("Outbox relay " + this.owner + " stopped by an error; its claims return to PENDING when "
-						+ "their lease expires", ex);
-				return;
-			}
-		}
-	}
-
-	private void awaitWakeUp(Duration timeout) {
-		synchronized (this.monitor) {
-			try {
-				if (!this.signalled && this.running) {
-					this.monitor.wait(Math.max(1, timeout.toMillis()));
-				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			finally {
-				this.signalled = false;
-			}
-		}
+	@Override
+	public void setApplicationContext(ApplicationContext applicationContext) {
+		this.applicationContext = applicationContext;
 	}
 
 	@Override
 	public void stop() {
-		Thread relayThread;
-		synchronized (this.monitor) {
-			if (!this.running) {
-				return;
-			}
-			this.running = false;
-			relayThread = this.thread;
-			this.thread = null;
-			this.monitor.notifyAll();
-		}
-		if (relayThread == null || relayThread == Thread.currentThread()) {
-			return;
-		}
-		try {
-			relayThread.join(this.shutdownTimeout.toMillis());
-			if (relayThread.isAlive()) {
-				logger.info("Outbox relay " + this.owner + " did not finish its batch within " + this.shutdownTimeout
-						+ "; giving the batch back");
-				relayThread.interrupt();
-				relayThread.join(this.shutdownTimeout.toMillis());
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
+		this.loop.stop();
 	}
 
 	@Override
+	public void stop(Runnable callback) {
+		if (!isRunning()) {
+			callback.run();
+			return;
+		}
+		this.loop.stopClaiming();
+		Thread stopping = new Thread(() -> {
+			try {
+				stop();
+			}
+			finally {
+				callback.run();
+			}
+		}, this.name + "-stop");
+		stopping.setDaemon(true);
+		stopping.start();
+	}
+
+	/**
+	 * Whether the relay's thread is alive: it claims, or finishes its last batch. A relay
+	 * that was started is running until it is stopped: a failed cycle does not end it.
+	 * @return whether the relay runs
+	 */
+	@Override
 	public boolean isRunning() {
-		return this.running;
+		return this.loop.isRunning();
 	}
 
-	private record Claimed(OutboxMessage message, long ageMillis) {
-	}
-
-	private record Failure(long id, boolean dead, long delayMillis, String error) {
-	}
-
-	private record Outcome(List<Long> published, List<Failure> failed, List<Long> handedBack) {
+	@Override
+	public int getPhase() {
+		return PHASE;
 	}
 
 	/**
@@ -622,7 +414,7 @@ public final class OutboxRelay implements SmartLifecycle {
 
 		private Duration maxBackoff = Duration.ofMinutes(5);
 
-		private Duration shutdownTimeout = Duration.ofSeconds(30);
+		private Duration shutdownTimeout = Duration.ofSeconds(10);
 
 		private String name = "outbox-relay";
 
@@ -694,7 +486,10 @@ public final class OutboxRelay implements SmartLifecycle {
 
 		/**
 		 * Set how long a claim is held before the reaper may return it (default one
-		 * minute). It must exceed the longest delivery of a batch.
+		 * minute). A delivery ends within it: destinations start no send that could not
+		 * end in time. It must be longer than the longest single send of every
+		 * destination ({@link OutboxDestination#sendTimeout()}), which {@link #build()}
+		 * checks.
 		 * @param lease the lease
 		 * @return this builder
 		 */
@@ -706,7 +501,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 		/**
 		 * Set how long the relay waits for a wake-up before looking for rows anyway
-		 * (default one second).
+		 * (default one second), and after a failed cycle before the next (doubled at each
+		 * further failure in a row).
 		 * @param pollInterval the poll interval
 		 * @return this builder
 		 */
@@ -729,7 +525,10 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 
 		/**
-		 * Set after how many failed deliveries a row becomes DEAD (default 20).
+		 * Set after how many sends a row becomes DEAD (default 20): a failed send at this
+		 * count makes it DEAD, and so does a claim past it, when the earlier sends never
+		 * came to an end (their relay died or lost its lease). A re-drive starts the
+		 * count again.
 		 * @param maxAttempts the attempts
 		 * @return this builder
 		 */
@@ -753,7 +552,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 		/**
 		 * Set the backoff after a failure: {@code initial} doubled at each further
-		 * attempt, up to {@code max} (default one second to five minutes).
+		 * attempt, up to {@code max} (default one second to five minutes). {@code max}
+		 * also bounds the wait of the relay's thread after failed cycles.
 		 * @param initial the first delay
 		 * @param max the longest delay
 		 * @return this builder
@@ -768,7 +568,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 		/**
 		 * Set how long stop waits for the batch in flight before giving it back (default
-		 * 30 seconds).
+		 * ten seconds), counted from the moment the relay stops claiming. Giving back
+		 * takes one more short statement.
 		 * @param shutdownTimeout the timeout
 		 * @return this builder
 		 */
@@ -811,6 +612,8 @@ public final class OutboxRelay implements SmartLifecycle {
 		/**
 		 * Build the relay.
 		 * @return the relay, not started
+		 * @throws IllegalStateException when there is no destination, or when the lease
+		 * is not longer than the longest send of a destination
 		 */
 		public OutboxRelay build() {
 			return new OutboxRelay(this);

@@ -2,22 +2,23 @@
 -- @@outbox_table@@ is the configured table name, @@outbox_index@@ its unqualified form for index names.
 
 CREATE TABLE IF NOT EXISTS @@outbox_table@@ (
-    id              bigint       GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    destination     varchar(255) NOT NULL,
-    message_key     varchar(255),
-    payload         bytea        NOT NULL,
-    headers         text,
-    event_id        varchar(255) NOT NULL,
-    event_type      varchar(255),
-    idempotency_key varchar(255) NOT NULL,
-    status          varchar(16)  NOT NULL CHECK (status IN ('PENDING', 'PUBLISHING', 'PUBLISHED', 'DEAD')),
-    attempts        integer      NOT NULL DEFAULT 0,
-    available_at    timestamptz  NOT NULL,
-    locked_until    timestamptz,
-    locked_by       varchar(64),
-    created_at      timestamptz  NOT NULL,
-    published_at    timestamptz,
-    last_error      text
+    id                       bigint       GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    destination              varchar(255) NOT NULL,
+    message_key              varchar(255),
+    payload                  bytea        NOT NULL,
+    headers                  text,
+    event_id                 varchar(255) NOT NULL,
+    event_type               varchar(255),
+    idempotency_key          varchar(255) NOT NULL,
+    status                   varchar(16)  NOT NULL CHECK (status IN ('PENDING', 'PUBLISHING', 'PUBLISHED', 'DEAD')),
+    attempts                 integer      NOT NULL DEFAULT 0,
+    attempts_before_redrive  integer      NOT NULL DEFAULT 0,
+    available_at             timestamptz  NOT NULL,
+    locked_until             timestamptz,
+    locked_by                varchar(64),
+    created_at               timestamptz  NOT NULL,
+    published_at             timestamptz,
+    last_error               text
 );
 
 -- The claim: keys with unpublished rows, the head of each key, its run.

@@ -79,7 +79,8 @@ class HttpOutboxDestinationTests {
 		assertThat(this.receivedKeys).hasSize(3).containsOnly(OutboxEvent.deriveIdempotencyKey("evt-charge-1"));
 		assertThat(this.receivedBodies).containsOnly("{\"amount\":100}");
 		assertThat(this.jdbc.queryForObject("SELECT attempts FROM " + table + " WHERE id = ?", Integer.class, id))
-			.isEqualTo(2);
+			.as("sends")
+			.isEqualTo(3);
 	}
 
 	@Test

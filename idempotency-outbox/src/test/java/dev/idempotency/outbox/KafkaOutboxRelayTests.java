@@ -171,7 +171,7 @@ class KafkaOutboxRelayTests {
 		Duration lease = Duration.ofSeconds(2);
 		OutboxRelay doomed = OutboxRelay.builder(dying)
 			.table(table)
-			.destination(new KafkaOutboxDestination(dyingKafka, Duration.ofSeconds(10)))
+			.destination(new KafkaOutboxDestination(dyingKafka))
 			.lease(lease)
 			.hook(killer)
 			.build();
@@ -190,7 +190,7 @@ class KafkaOutboxRelayTests {
 		this.resources.add(() -> OutboxTestSupport.close(kafka));
 		OutboxRelay survivor = OutboxRelay.builder(own())
 			.table(table)
-			.destination(new KafkaOutboxDestination(kafka, Duration.ofSeconds(10)))
+			.destination(new KafkaOutboxDestination(kafka))
 			.build();
 		assertThat(survivor.runOnce()).as("nothing to claim while the lease runs").isZero();
 		AtomicInteger reaped = new AtomicInteger();
@@ -228,7 +228,7 @@ class KafkaOutboxRelayTests {
 		this.resources.add(() -> OutboxTestSupport.close(kafka));
 		OutboxRelay relay = OutboxRelay.builder(setup)
 			.table(table)
-			.destination(new KafkaOutboxDestination(kafka, Duration.ofSeconds(10)))
+			.destination(new KafkaOutboxDestination(kafka))
 			.build();
 		assertThat(relay.runOnce()).isEqualTo(1);
 		ConsumerRecord<byte[], byte[]> record = KafkaTopicReader.readAll(this.broker, topic).get(0);
@@ -302,9 +302,11 @@ class KafkaOutboxRelayTests {
 		return OutboxRelay.builder(connection)
 			.table(table)
 			.name(name)
-			.destination(new KafkaOutboxDestination(kafka, Duration.ofSeconds(10)))
+			.destination(new KafkaOutboxDestination(kafka))
 			.batchSize(200)
-			.lease(Duration.ofSeconds(2))
+			// Sends end within 1.5 s (OutboxTestSupport.kafkaTemplate): the rest of the
+			// lease is headroom for a claim on a busy machine.
+			.lease(Duration.ofSeconds(3))
 			.reapInterval(Duration.ofMillis(500))
 			.pollInterval(Duration.ofMillis(200))
 			.hook(hook)

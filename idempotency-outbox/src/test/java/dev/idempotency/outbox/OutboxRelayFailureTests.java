@@ -102,6 +102,42 @@ class OutboxRelayFailureTests {
 				"PUBLISHED");
 	}
 
+	@Test
+	void aRowThatNoDestinationSupportsIsDeadAtOnceWithOneWarningAndHoldsBackOnlyItsKey() {
+		String table = "unsupported_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		// Rows written by another version of the application, or with the check off.
+		JdbcOutbox unchecked = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			unchecked.append(OutboxEvent.to("nowhere").key("k").payload(new byte[] { 1 }).build());
+			unchecked.append(OutboxEvent.to("nowhere").key("k").payload(new byte[] { 2 }).build());
+			unchecked.append(OutboxEvent.to("things").key("k").payload(new byte[] { 3 }).build());
+		});
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination(new OutboxDestination() {
+			@Override
+			public boolean supports(String destination) {
+				return "things".equals(destination);
+			}
+
+			@Override
+			public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) {
+				return Map.of();
+			}
+		}).build();
+		assertThat(relay.supports("nowhere")).isFalse();
+		assertThat(relay.runOnce()).isEqualTo(3);
+		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsExactly("DEAD", "PENDING", "PUBLISHED");
+		assertThat(this.jdbc.queryForObject("SELECT last_error FROM " + table + " WHERE status = 'DEAD'", String.class))
+			.isEqualTo("No OutboxDestination supports 'nowhere'");
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> unchecked
+				.append(OutboxEvent.to("nowhere").key("other").payload(new byte[] { 4 }).build()));
+		relay.runOnce();
+		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsExactly("DEAD", "PENDING", "PUBLISHED",
+				"DEAD");
+		assertThat(relay.getUnsupportedDestinations()).containsExactly("nowhere");
+	}
+
 	private static void append(JdbcOutbox outbox, String key, String payload) {
 		outbox.append(OutboxEvent.to("things").key(key).payload(payload.getBytes(StandardCharsets.UTF_8)).build());
 	}
@@ -127,7 +163,7 @@ class OutboxRelayFailureTests {
 		}
 
 		@Override
-		public Map<Long, Throwable> deliver(List<OutboxMessage> messages) {
+		public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) {
 			Map<Long, Throwable> failures = new HashMap<>();
 			boolean failed = false;
 			for (OutboxMessage message : messages) {

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -38,7 +39,7 @@ class OutboxRelayLifecycleTests {
 		String table = "wake_outbox";
 		OutboxTestSupport.createTable(this.dataSource, table);
 		CountDownLatch delivered = new CountDownLatch(1);
-		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages) -> {
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages, timeout) -> {
 			delivered.countDown();
 			return Map.of();
 		}).pollInterval(Duration.ofHours(1)).build();
@@ -62,20 +63,28 @@ class OutboxRelayLifecycleTests {
 		appendThree(table);
 		CountDownLatch inFlight = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages) -> {
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages, timeout) -> {
 			inFlight.countDown();
 			release.await();
 			return Map.of();
 		}).shutdownTimeout(Duration.ofSeconds(30)).build();
 		relay.start();
 		assertThat(inFlight.await(10, TimeUnit.SECONDS)).isTrue();
+		CountDownLatch stopping = new CountDownLatch(1);
 		Thread releaser = new Thread(() -> {
-			OutboxTestSupport.await(Duration.ofSeconds(10), "the relay stops claiming", () -> !relay.isRunning());
+			try {
+				stopping.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 			release.countDown();
 		});
 		releaser.start();
+		stopping.countDown();
 		relay.stop();
 		releaser.join();
+		assertThat(relay.isRunning()).isFalse();
 		assertThat(OutboxTestSupport.statuses(this.jdbc, table)).containsOnly("PUBLISHED");
 	}
 
@@ -86,7 +95,7 @@ class OutboxRelayLifecycleTests {
 		appendThree(table);
 		CountDownLatch inFlight = new CountDownLatch(1);
 		CountDownLatch never = new CountDownLatch(1);
-		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages) -> {
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages, timeout) -> {
 			inFlight.countDown();
 			never.await();
 			return Map.of();
@@ -99,6 +108,36 @@ class OutboxRelayLifecycleTests {
 		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table + " WHERE locked_by IS NOT NULL",
 				Integer.class))
 			.isZero();
+	}
+
+	@Test
+	void relaySurvivesAnErrorThrownInItsCycleAndGoesOnDelivering() throws Exception {
+		String table = "error_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		appendThree(table);
+		AtomicInteger deliveries = new AtomicInteger();
+		CountDownLatch delivered = new CountDownLatch(3);
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages, timeout) -> {
+			if (deliveries.incrementAndGet() == 1) {
+				throw new KafkaOutboxRelayTests.RelayKilled();
+			}
+			messages.forEach((message) -> delivered.countDown());
+			return Map.of();
+		})
+			.lease(Duration.ofMillis(500))
+			.reapInterval(Duration.ofMillis(100))
+			.pollInterval(Duration.ofMillis(100))
+			.build();
+		relay.start();
+		try {
+			assertThat(delivered.await(30, TimeUnit.SECONDS)).as("delivered after the error").isTrue();
+			assertThat(relay.isRunning()).isTrue();
+			OutboxTestSupport.await(Duration.ofSeconds(30), "the rows are published",
+					() -> OutboxTestSupport.statuses(this.jdbc, table).stream().allMatch("PUBLISHED"::equals));
+		}
+		finally {
+			relay.stop();
+		}
 	}
 
 	@Test
@@ -121,7 +160,7 @@ class OutboxRelayLifecycleTests {
 			.table(table)
 			.mode(OutboxRelay.Mode.SIMPLE)
 			.batchSize(7)
-			.destination((messages) -> {
+			.destination((messages, timeout) -> {
 				statusesDuringDelivery.addAll(observer.queryForList(
 						"SELECT DISTINCT status FROM " + table + " WHERE status <> 'PUBLISHED'", String.class));
 				messages.forEach((message) -> seen.add(new String(message.payload(), StandardCharsets.UTF_8)));

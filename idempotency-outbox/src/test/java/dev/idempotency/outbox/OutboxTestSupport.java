@@ -1,6 +1,7 @@
 package dev.idempotency.outbox;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -52,12 +53,21 @@ final class OutboxTestSupport {
 	}
 
 	static JdbcOutbox outbox(DataSource dataSource, String table) {
-		return new JdbcOutbox(new JdbcTemplate(dataSource), JsonMapper.builder().build(), table);
+		return new JdbcOutbox(dataSource, JsonMapper.builder().build(), table);
 	}
 
+	/**
+	 * A template whose sends end within 1.5 seconds, for relays with a lease of two.
+	 */
 	static KafkaTemplate<byte[], byte[]> kafkaTemplate(TestKafkaBroker broker) {
+		return kafkaTemplate(broker, Map.of());
+	}
+
+	static KafkaTemplate<byte[], byte[]> kafkaTemplate(TestKafkaBroker broker, Map<String, Object> settings) {
+		Map<String, Object> base = new HashMap<>(settings);
+		base.put("bootstrap.servers", broker.getBootstrapServers());
 		DefaultKafkaProducerFactory<byte[], byte[]> factory = new DefaultKafkaProducerFactory<>(
-				KafkaOutboxDestination.producerConfig(Map.of("bootstrap.servers", broker.getBootstrapServers())));
+				KafkaOutboxDestination.producerConfig(base, Duration.ofMillis(1000), Duration.ofMillis(500)));
 		return new KafkaTemplate<>(factory);
 	}
 

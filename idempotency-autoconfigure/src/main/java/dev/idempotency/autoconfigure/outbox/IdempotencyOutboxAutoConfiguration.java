@@ -1,5 +1,6 @@
 package dev.idempotency.autoconfigure.outbox;
 
+import java.time.Duration;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -20,6 +21,8 @@ import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -32,23 +35,32 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.sql.autoconfigure.init.OnDatabaseInitializationCondition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.core.ProducerFactory;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Auto-configuration of the transactional outbox on the application's {@link DataSource}:
  * the {@link Outbox}, its table, a relay that delivers to the {@link OutboxDestination}
  * beans (Kafka when the application has a producer factory), the retention of published
  * rows, the probes through which metrics and health watch the table, its backlog and its
- * dead rows, and the {@code outbox} section of the {@code idempotency} endpoint.
+ * dead rows, the relay's health, and the {@code outbox} section of the
+ * {@code idempotency} endpoint.
+ * <p>
+ * While this instance runs a relay, appends to a destination name that none of its
+ * destinations supports are refused: such a row would never be published.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
@@ -61,12 +73,40 @@ import org.springframework.kafka.core.ProducerFactory;
 		IdempotencyOutboxAutoConfiguration.EndpointSectionConfiguration.class })
 public final class IdempotencyOutboxAutoConfiguration {
 
+	private static final Log logger = LogFactory.getLog(IdempotencyOutboxAutoConfiguration.class);
+
+	/** Spring Boot's default {@code spring.lifecycle.timeout-per-shutdown-phase}. */
+	private static final Duration DEFAULT_SHUTDOWN_PHASE = Duration.ofSeconds(30);
+
 	@Bean
 	@ConditionalOnMissingBean(Outbox.class)
 	JdbcOutbox outbox(DataSource dataSource, ObjectProvider<JsonMapper> jsonMapper,
-			IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
-		return new JdbcOutbox(new JdbcTemplate(dataSource), jsonMapper.getIfAvailable(JsonMapper::new),
+			IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties,
+			ObjectProvider<OutboxRelay> relay) {
+		JdbcOutbox outbox = new JdbcOutbox(dataSource, jsonMapper.getIfAvailable(JsonMapper::new),
 				jdbcProperties.qualify(properties.getTable()));
+		if (properties.getRelay().isEnabled()) {
+			// The relay of this instance delivers every row it finds: a row it cannot
+			// deliver would never be published.
+			SingletonSupplier<OutboxRelay> relays = SingletonSupplier.of(relay::getIfAvailable);
+			outbox.setDestinationCheck((destination) -> {
+				OutboxRelay outboxRelay = relays.get();
+				return outboxRelay != null && outboxRelay.supports(destination);
+			}, "Add an OutboxDestination bean that supports it (with a Kafka ProducerFactory, the Kafka destination"
+					+ " takes every name), or set idempotency.outbox.relay.enabled=false on an instance whose rows"
+					+ " other instances relay.");
+		}
+		return outbox;
+	}
+
+	@Bean
+	@ConditionalOnBooleanProperty(name = "idempotency.outbox.relay.enabled", matchIfMissing = true)
+	RetentionRule outboxMaxLagLongerThanTheRelayLease(IdempotencyOutboxProperties properties) {
+		Duration maxLag = properties.getHealth().getMaxLag();
+		Duration lease = properties.getRelay().getLease();
+		return RetentionRule.longerThan("idempotency.outbox.health.max-lag",
+				(maxLag != null) ? maxLag : lease.plusMillis(1), "idempotency.outbox.relay.lease", lease,
+				"the rows of a relay that died wait for its lease, so health would turn DOWN after every crash");
 	}
 
 	@Bean
@@ -95,8 +135,9 @@ public final class IdempotencyOutboxAutoConfiguration {
 	@ConditionalOnMissingBean(name = "outboxUnpublishedBacklogProbe")
 	BacklogProbe outboxUnpublishedBacklogProbe(IdempotencyOutboxProperties properties,
 			IdempotencyJdbcProperties jdbcProperties) {
+		Duration maxLag = properties.getHealth().getMaxLag();
 		return OutboxDeadRows.unpublishedProbe(jdbcProperties.qualify(properties.getTable()),
-				properties.getHealth().getMaxLag());
+				maxLag.isNegative() ? null : maxLag);
 	}
 
 	@Bean
@@ -124,27 +165,30 @@ public final class IdempotencyOutboxAutoConfiguration {
 		// Not a candidate for injection: the application's ProducerFactory stays the
 		// only one its code sees.
 		@Bean(autowireCandidate = false)
-		DefaultKafkaProducerFactory<byte[], byte[]> outboxKafkaProducerFactory(ProducerFactory<?, ?> producerFactory) {
-			Map<String, Object> config = KafkaOutboxDestination
-				.producerConfig(producerFactory.getConfigurationProperties());
+		DefaultKafkaProducerFactory<byte[], byte[]> outboxKafkaProducerFactory(ProducerFactory<?, ?> producerFactory,
+				IdempotencyOutboxProperties properties) {
+			Map<String, Object> config = KafkaOutboxDestination.producerConfig(
+					producerFactory.getConfigurationProperties(), properties.getKafka().getSendTimeout(),
+					properties.getKafka().getMaxBlock());
 			return new DefaultKafkaProducerFactory<>(config);
 		}
 
 		@Bean
 		RetentionRule outboxRelayLeaseLongerThanKafkaSendTimeout(IdempotencyOutboxProperties properties) {
+			IdempotencyOutboxProperties.Kafka kafka = properties.getKafka();
 			return RetentionRule.longerThan("idempotency.outbox.relay.lease", properties.getRelay().getLease(),
-					"idempotency.outbox.kafka.send-timeout", properties.getKafka().getSendTimeout(),
-					"another relay could take over a batch that is still being sent, and deliver it twice");
+					"idempotency.outbox.kafka.send-timeout + max-block",
+					kafka.getSendTimeout().plus(kafka.getMaxBlock()),
+					"a send could outlive the claim, and another relay send the same rows at the same time");
 		}
 
 		@Bean
 		@ConditionalOnMissingBean(KafkaOutboxDestination.class)
 		@SuppressWarnings("unchecked")
-		KafkaOutboxDestination outboxKafkaDestination(IdempotencyOutboxProperties properties, BeanFactory beanFactory) {
+		KafkaOutboxDestination outboxKafkaDestination(BeanFactory beanFactory) {
 			ProducerFactory<byte[], byte[]> producerFactory = beanFactory.getBean("outboxKafkaProducerFactory",
 					ProducerFactory.class);
-			return new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory),
-					properties.getKafka().getSendTimeout());
+			return new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory));
 		}
 
 	}
@@ -159,7 +203,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 		OutboxRelay outboxRelay(DataSource dataSource, IdempotencyOutboxProperties properties,
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
 				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
-				ObjectProvider<IdempotencyMetrics> metrics) {
+				ObjectProvider<IdempotencyMetrics> metrics, Environment environment) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Builder builder = OutboxRelay.builder(dataSource)
 				.table(jdbcProperties.qualify(properties.getTable()))
@@ -176,12 +220,44 @@ public final class IdempotencyOutboxAutoConfiguration {
 			destinations.orderedStream().forEach(builder::destination);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			OutboxRelay outboxRelay = builder.build();
+			warnOfAShortShutdownPhase(environment, relay.getShutdownTimeout());
 			outbox.ifAvailable((candidate) -> {
 				if (candidate instanceof JdbcOutbox jdbcOutbox) {
 					jdbcOutbox.afterCommit(outboxRelay::wakeUp);
 				}
 			});
 			return outboxRelay;
+		}
+
+		/**
+		 * The relay waits for its batch up to its shutdown timeout, then for the
+		 * hand-back: a shorter shutdown phase closes the DataSource under it. That is
+		 * safe (the batch waits for its lease and goes out again, a re-send) but not
+		 * graceful, so it is worth a warning, not a failed startup.
+		 */
+		private static void warnOfAShortShutdownPhase(Environment environment, Duration shutdownTimeout) {
+			Duration phase = Binder.get(environment)
+				.bind("spring.lifecycle.timeout-per-shutdown-phase", Duration.class)
+				.orElse(DEFAULT_SHUTDOWN_PHASE);
+			if (phase.compareTo(shutdownTimeout.multipliedBy(2)) <= 0) {
+				logger.warn("spring.lifecycle.timeout-per-shutdown-phase (" + phase + ") is not longer than twice"
+						+ " idempotency.outbox.relay.shutdown-timeout (" + shutdownTimeout + "): a shutdown may close"
+						+ " the DataSource before the relay has marked or handed back its batch, which then waits"
+						+ " for its lease and is sent again");
+			}
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(HealthIndicator.class)
+		@ConditionalOnEnabledHealthIndicator("outbox-relay")
+		static class RelayHealthConfiguration {
+
+			@Bean
+			@ConditionalOnMissingBean(name = "outboxRelayHealthIndicator")
+			OutboxRelayHealthIndicator outboxRelayHealthIndicator(OutboxRelay relay) {
+				return new OutboxRelayHealthIndicator(relay);
+			}
+
 		}
 
 	}

@@ -81,10 +81,11 @@ public class IdempotencyOutboxProperties {
 		private long maxDeadRows;
 
 		/**
-		 * Greatest healthy age of the oldest unpublished row (the outbox lag). When not
-		 * set, the lag is measured but never turns health DOWN.
+		 * Greatest healthy age of the oldest unpublished row (the outbox lag): past it,
+		 * the relays are stalled or a destination keeps failing. A negative value sets no
+		 * limit: the lag is measured but never turns health DOWN.
 		 */
-		private @Nullable Duration maxLag;
+		private Duration maxLag = Duration.ofMinutes(10);
 
 		public long getMaxDeadRows() {
 			return this.maxDeadRows;
@@ -94,11 +95,11 @@ public class IdempotencyOutboxProperties {
 			this.maxDeadRows = maxDeadRows;
 		}
 
-		public @Nullable Duration getMaxLag() {
+		public Duration getMaxLag() {
 			return this.maxLag;
 		}
 
-		public void setMaxLag(@Nullable Duration maxLag) {
+		public void setMaxLag(Duration maxLag) {
 			this.maxLag = maxLag;
 		}
 
@@ -126,13 +127,15 @@ public class IdempotencyOutboxProperties {
 		private int batchSize = 1000;
 
 		/**
-		 * How long the relay waits for a commit's wake-up before looking for rows anyway.
+		 * How long the relay waits for a commit's wake-up before looking for rows anyway,
+		 * and after a failed cycle before the next (doubled at each further failure).
 		 */
 		private Duration pollInterval = Duration.ofSeconds(1);
 
 		/**
-		 * How long a claim is held before another relay may take it over. Must exceed the
-		 * longest delivery of a batch.
+		 * How long a claim is held before another relay may take it over. A delivery ends
+		 * within it; it must be longer than the longest single send of every destination
+		 * (for Kafka, send-timeout plus max-block).
 		 */
 		private Duration lease = Duration.ofMinutes(1);
 
@@ -142,7 +145,9 @@ public class IdempotencyOutboxProperties {
 		private Duration reapInterval = Duration.ofSeconds(10);
 
 		/**
-		 * Failed deliveries after which a row becomes DEAD.
+		 * Sends after which a row becomes DEAD: a failed send at this count, or a claim
+		 * past it when the earlier sends never came to an end (their relay died or lost
+		 * its lease). A re-drive starts the count again.
 		 */
 		private int maxAttempts = 20;
 
@@ -158,14 +163,15 @@ public class IdempotencyOutboxProperties {
 		private Duration initialBackoff = Duration.ofSeconds(1);
 
 		/**
-		 * Longest delay between two attempts.
+		 * Longest delay between two attempts, and between two failed cycles of a relay.
 		 */
 		private Duration maxBackoff = Duration.ofMinutes(5);
 
 		/**
-		 * How long shutdown waits for the batch in flight before handing it back.
+		 * How long shutdown waits for the batch in flight before handing it back, counted
+		 * from the start of the shutdown, when the relay stops claiming.
 		 */
-		private Duration shutdownTimeout = Duration.ofSeconds(30);
+		private Duration shutdownTimeout = Duration.ofSeconds(10);
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -269,9 +275,17 @@ public class IdempotencyOutboxProperties {
 		private boolean enabled = true;
 
 		/**
-		 * How long to wait for Kafka to acknowledge a batch.
+		 * How long a record may take from its send to Kafka's acknowledgement or a
+		 * failure: the delivery.timeout.ms of the outbox's producer, whose
+		 * request.timeout.ms is lowered to fit in it.
 		 */
 		private Duration sendTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * How long sending a record may block for metadata or buffer space: the
+		 * max.block.ms of the outbox's producer.
+		 */
+		private Duration maxBlock = Duration.ofSeconds(10);
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -287,6 +301,14 @@ public class IdempotencyOutboxProperties {
 
 		public void setSendTimeout(Duration sendTimeout) {
 			this.sendTimeout = sendTimeout;
+		}
+
+		public Duration getMaxBlock() {
+			return this.maxBlock;
+		}
+
+		public void setMaxBlock(Duration maxBlock) {
+			this.maxBlock = maxBlock;
 		}
 
 	}

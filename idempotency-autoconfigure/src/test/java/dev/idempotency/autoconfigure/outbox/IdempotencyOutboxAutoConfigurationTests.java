@@ -13,6 +13,7 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseIni
 import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
+import dev.idempotency.core.jdbc.BacklogProbe;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.Outbox;
@@ -29,6 +30,7 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -42,6 +44,7 @@ import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 @PostgresTest
 class IdempotencyOutboxAutoConfigurationTests {
@@ -65,14 +68,49 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
-	void createsTheOutboxAndItsTableButNoRelayWithoutDestination() {
+	void withoutADestinationThereIsNoRelayAndAnAppendIsRefusedBeforeWritingAnything() {
 		this.contextRunner.withPropertyValues("idempotency.outbox.table=plain_outbox").run((context) -> {
 			assertThat(context).hasSingleBean(JdbcOutbox.class).doesNotHaveBean(OutboxRelay.class);
-			long id = transactions(context.getBean(DataSource.class))
-				.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+			assertThatIllegalStateException()
+				.isThrownBy(() -> transactions(context.getBean(DataSource.class))
+					.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1))))
+				.withMessageContaining("No outbox destination delivers 'orders'")
+				.withMessageContaining("idempotency.outbox.relay.enabled=false");
 			assertThat(new JdbcTemplate(context.getBean(DataSource.class))
-				.queryForObject("SELECT status FROM plain_outbox WHERE id = ?", String.class, id)).isEqualTo("PENDING");
+				.queryForObject("SELECT count(*) FROM plain_outbox", Integer.class)).isZero();
 		});
+	}
+
+	@Test
+	void anAppendToADestinationNoneOfTheRelaysDestinationsSupportsIsRefused() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=unsupported_outbox",
+					"idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				context.getBean(RecordingDestination.class).only = "orders";
+				TransactionTemplate transactions = transactions(context.getBean(DataSource.class));
+				assertThatIllegalStateException()
+					.isThrownBy(() -> transactions
+						.execute((status) -> context.getBean(Outbox.class).append("invoices", "i-1", Map.of("n", 1))))
+					.withMessageContaining("No outbox destination delivers 'invoices'");
+				transactions.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+				assertThat(new JdbcTemplate(context.getBean(DataSource.class))
+					.queryForList("SELECT destination FROM unsupported_outbox", String.class))
+					.containsExactly("orders");
+			});
+	}
+
+	@Test
+	void anInstanceWithoutARelayAppendsToAnyDestinationForTheRelaysOfOtherInstances() {
+		this.contextRunner
+			.withPropertyValues("idempotency.outbox.table=append_only_outbox", "idempotency.outbox.relay.enabled=false")
+			.run((context) -> {
+				long id = transactions(context.getBean(DataSource.class))
+					.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+				assertThat(new JdbcTemplate(context.getBean(DataSource.class))
+					.queryForObject("SELECT status FROM append_only_outbox WHERE id = ?", String.class, id))
+					.isEqualTo("PENDING");
+			});
 	}
 
 	@Test
@@ -87,6 +125,21 @@ class IdempotencyOutboxAutoConfigurationTests {
 				RecordingDestination destination = context.getBean(RecordingDestination.class);
 				assertThat(destination.delivered.await(10, TimeUnit.SECONDS)).isTrue();
 				assertThat(destination.messages).extracting(OutboxMessage::messageKey).containsExactly("o-2");
+			});
+	}
+
+	@Test
+	void relayHealthIsUpWhileTheRelayRunsAndDownOnceItNoLongerRuns() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=relay_health_outbox")
+			.run((context) -> {
+				OutboxRelayHealthIndicator health = context.getBean(OutboxRelayHealthIndicator.class);
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+				assertThat(health.health().getDetails()).containsEntry("owner", relay.getOwner())
+					.containsEntry("running", true);
+				relay.stop();
+				assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
 			});
 	}
 
@@ -154,8 +207,35 @@ class IdempotencyOutboxAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("idempotency.outbox.relay.lease (PT1M) must be longer than"
-						+ " idempotency.outbox.kafka.send-timeout (PT2M)"));
+				// The rule on the properties, or the relay's own check of its
+				// destination:
+				// whichever comes first.
+				.hasMessageContaining("lease (PT1M) must be longer than")
+				.hasMessageContaining("(PT2M10S)"));
+	}
+
+	@Test
+	void anOutboxLagLimitNotLongerThanTheLeaseFailsAtStartup() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.health.max-lag=1m", "idempotency.outbox.relay.lease=1m",
+					"idempotency.cleanup.enabled=false")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("idempotency.outbox.health.max-lag (PT1M) must be longer than"
+						+ " idempotency.outbox.relay.lease (PT1M)"));
+	}
+
+	@Test
+	void aShutdownPhaseShorterThanTheRelaysBudgetStartsTheApplicationWithAWarning() {
+		// Not graceful but safe: a batch the relay could not mark goes out again after
+		// its lease.
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOperationsAutoConfiguration.class))
+			.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("spring.lifecycle.timeout-per-shutdown-phase=3s",
+					"idempotency.outbox.relay.shutdown-timeout=10s", "idempotency.cleanup.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(OutboxRelay.class));
 	}
 
 	@Test
@@ -190,6 +270,16 @@ class IdempotencyOutboxAutoConfigurationTests {
 			assertThat(target.table()).isEqualTo("outbox");
 			assertThat(target.parameters()).containsExactly(Duration.ofDays(2).toMillis());
 		});
+	}
+
+	@Test
+	void theOutboxLagTurnsHealthDownAfterTenMinutesUnlessTheLimitIsNegative() {
+		this.contextRunner
+			.run((context) -> assertThat(context.getBean("outboxUnpublishedBacklogProbe", BacklogProbe.class).maxAge())
+				.isEqualTo(Duration.ofMinutes(10)));
+		this.contextRunner.withPropertyValues("idempotency.outbox.health.max-lag=-1s")
+			.run((context) -> assertThat(context.getBean("outboxUnpublishedBacklogProbe", BacklogProbe.class).maxAge())
+				.isNull());
 	}
 
 	@Test
@@ -260,8 +350,16 @@ class IdempotencyOutboxAutoConfigurationTests {
 
 		volatile @Nullable String failedKey;
 
+		volatile @Nullable String only;
+
 		@Override
-		public Map<Long, Throwable> deliver(List<OutboxMessage> batch) {
+		public boolean supports(String destination) {
+			String only = this.only;
+			return only == null || only.equals(destination);
+		}
+
+		@Override
+		public Map<Long, Throwable> deliver(List<OutboxMessage> batch, Duration timeout) {
 			this.messages.addAll(batch);
 			this.delivered.countDown();
 			if (this.failedKey != null) {

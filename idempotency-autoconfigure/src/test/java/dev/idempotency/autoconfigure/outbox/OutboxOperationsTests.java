@@ -21,6 +21,7 @@ import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
 import dev.idempotency.outbox.Outbox;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
+import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
@@ -96,8 +97,26 @@ class OutboxOperationsTests {
 			assertThat(destination.attempts.poll(10, TimeUnit.SECONDS)).isEqualTo(id);
 			awaitStatus(jdbc, "health_outbox", id, "PUBLISHED");
 			assertThat(jdbc.queryForObject("SELECT attempts FROM health_outbox WHERE id = ?", Integer.class, id))
-				.isZero();
+				.as("sends, before and after the re-drive")
+				.isEqualTo(2);
 			assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+		});
+	}
+
+	@Test
+	void healthTurnsDownByDefaultWhenTheOldestUnpublishedRowIsOlderThanTenMinutes() {
+		this.contextRunner.withPropertyValues("idempotency.outbox.table=stalled_outbox").run((context) -> {
+			IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
+			// A relay that stopped delivering: nothing else takes the rows.
+			context.getBean(OutboxRelay.class).stop();
+			long id = append(context, "order-1");
+			JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
+			jdbc.update("UPDATE stalled_outbox SET created_at = now() - interval '9 minutes' WHERE id = ?", id);
+			assertThat(health.health().getStatus()).as("nine minutes behind").isEqualTo(Status.UP);
+			jdbc.update("UPDATE stalled_outbox SET created_at = now() - interval '11 minutes' WHERE id = ?", id);
+			Health down = health.health();
+			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(backlog(down, "outbox-unpublished")).containsEntry("rows", 1L).containsEntry("status", "DOWN");
 		});
 	}
 
@@ -132,10 +151,11 @@ class OutboxOperationsTests {
 				assertThat(invoke(context, "idempotency/{section}/{action}",
 						Map.of("section", "outbox", "action", "redrive", "id", first)))
 					.containsEntry("redriven", 1);
-				Map<String, Object> row = jdbc.queryForMap(
-						"SELECT status, attempts, available_at <= now() AS due FROM listed_outbox WHERE id = ?", first);
+				Map<String, Object> row = jdbc.queryForMap("SELECT status, attempts, attempts_before_redrive,"
+						+ " available_at <= now() AS due FROM listed_outbox WHERE id = ?", first);
 				assertThat(row).containsEntry("status", "PENDING")
-					.containsEntry("attempts", 0)
+					.containsEntry("attempts", 20)
+					.containsEntry("attempts_before_redrive", 20)
 					.containsEntry("due", true);
 				assertThat(endpoint.write("outbox", "redrive", null, null, first)).as("no longer dead").isNull();
 				assertThat(invoke(context, "idempotency/{section}/{action}",
@@ -235,7 +255,7 @@ class OutboxOperationsTests {
 		volatile boolean fail;
 
 		@Override
-		public Map<Long, Throwable> deliver(List<OutboxMessage> batch) {
+		public Map<Long, Throwable> deliver(List<OutboxMessage> batch, Duration timeout) {
 			Map<Long, Throwable> failures = new HashMap<>();
 			for (OutboxMessage message : batch) {
 				if (this.fail) {

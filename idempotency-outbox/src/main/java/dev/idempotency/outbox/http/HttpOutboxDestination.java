@@ -33,6 +33,13 @@ import org.springframework.util.Assert;
  * <p>
  * Without {@link OutboundCalls}, give it the provider's idempotency key retention as the
  * maximum age, with the same effect.
+ * <p>
+ * Give it the timeout of one call ({@link #withCallTimeout(Duration)}), as the sender's
+ * client enforces it (its connect plus read timeout): a call starts only when it, and a
+ * status check before a re-send, can end before the delivery must; the rows left are
+ * delivered after the next claim. The relay then also checks at startup that its lease is
+ * longer than one row's calls. Without it, the destination only starts no call once the
+ * delivery's time is up.
  */
 public final class HttpOutboxDestination implements OutboxDestination {
 
@@ -47,6 +54,8 @@ public final class HttpOutboxDestination implements OutboxDestination {
 	private final @Nullable String provider;
 
 	private final @Nullable ProviderStatusCheck<@Nullable Object> statusCheck;
+
+	private final @Nullable Duration callTimeout;
 
 	/**
 	 * Create a destination.
@@ -64,6 +73,7 @@ public final class HttpOutboxDestination implements OutboxDestination {
 		this.calls = null;
 		this.provider = null;
 		this.statusCheck = null;
+		this.callTimeout = null;
 	}
 
 	/**
@@ -91,6 +101,17 @@ public final class HttpOutboxDestination implements OutboxDestination {
 		this.provider = provider;
 		// The result of a send is not used: only "done" or "not done" matters.
 		this.statusCheck = (ProviderStatusCheck<@Nullable Object>) statusCheck;
+		this.callTimeout = null;
+	}
+
+	private HttpOutboxDestination(HttpOutboxDestination destination, Duration callTimeout) {
+		this.destinations = destination.destinations;
+		this.sender = destination.sender;
+		this.maxAge = destination.maxAge;
+		this.calls = destination.calls;
+		this.provider = destination.provider;
+		this.statusCheck = destination.statusCheck;
+		this.callTimeout = callTimeout;
 	}
 
 	/**
@@ -115,6 +136,31 @@ public final class HttpOutboxDestination implements OutboxDestination {
 		this(destination::equals, sender, maxAge);
 	}
 
+	/**
+	 * Return a copy that knows how long one call to the provider may take: the timeouts
+	 * of the sender's client (connect plus read), which must enforce them.
+	 * @param callTimeout the longest call
+	 * @return the destination
+	 */
+	public HttpOutboxDestination withCallTimeout(Duration callTimeout) {
+		Assert.isTrue(callTimeout != null && callTimeout.toMillis() > 0, "callTimeout must be positive");
+		return new HttpOutboxDestination(this, callTimeout);
+	}
+
+	/**
+	 * The longest send of one row: its call, after a status check when the row is a
+	 * re-send and a status check is given.
+	 * @return the longest send, or {@code null} without a call timeout
+	 */
+	@Override
+	public @Nullable Duration sendTimeout() {
+		Duration timeout = this.callTimeout;
+		if (timeout == null) {
+			return null;
+		}
+		return (this.statusCheck != null) ? timeout.multipliedBy(2) : timeout;
+	}
+
 	@Override
 	public boolean supports(String destination) {
 		return this.destinations.test(destination);
@@ -131,7 +177,8 @@ public final class HttpOutboxDestination implements OutboxDestination {
 	}
 
 	@Override
-	public Map<Long, Throwable> deliver(List<OutboxMessage> messages) throws InterruptedException {
+	public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
 		Map<Long, Throwable> failures = new HashMap<>();
 		Set<String> failedKeys = new HashSet<>();
 		for (OutboxMessage message : messages) {
@@ -140,7 +187,15 @@ public final class HttpOutboxDestination implements OutboxDestination {
 			}
 			String key = message.messageKey();
 			if (key != null && failedKeys.contains(key)) {
-				failures.put(message.id(), new IllegalStateException("An earlier message of the same key failed"));
+				failures.put(message.id(), new NotSent("An earlier message of the same key failed"));
+				continue;
+			}
+			if (deadline - System.nanoTime() < longestSend(message).toNanos()) {
+				failures.put(message.id(),
+						new NotSent("No time was left for the call before the lease of the" + " claim ends"));
+				if (key != null) {
+					failedKeys.add(key);
+				}
 				continue;
 			}
 			try {
@@ -157,6 +212,20 @@ public final class HttpOutboxDestination implements OutboxDestination {
 			}
 		}
 		return failures;
+	}
+
+	private Duration longestSend(OutboxMessage message) {
+		Duration timeout = this.callTimeout;
+		if (timeout == null) {
+			return Duration.ZERO;
+		}
+		return (this.statusCheck != null && message.attempts() > 0) ? timeout.multipliedBy(2) : timeout;
+	}
+
+	@Override
+	public String toString() {
+		return "HttpOutboxDestination[" + ((this.provider != null) ? "provider=" + this.provider + ", " : "")
+				+ "callTimeout=" + this.callTimeout + "]";
 	}
 
 	private void send(OutboxMessage message) throws Exception {

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -13,7 +12,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 import dev.idempotency.core.EventHeaders;
@@ -21,11 +19,15 @@ import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.Ordered;
 import org.springframework.kafka.core.KafkaOperations;
+import org.springframework.kafka.core.KafkaProducerException;
 import org.springframework.util.Assert;
 
 /**
@@ -35,54 +37,124 @@ import org.springframework.util.Assert;
  * {@value EventHeaders#EVENT_TYPE}, and the row's creation time as their timestamp, so
  * that a re-publication is recognisably the same event.
  * <p>
- * A batch is sent asynchronously, record after record, and then awaited as a whole, so
- * that the producer batches and pipelines it. Use an idempotent producer
- * ({@link #producerConfig(Map)}): it keeps the order of records in a partition across its
- * internal retries.
+ * A batch goes out in rounds: each round sends the next message of every key (and, in the
+ * first, every message without a key) asynchronously, flushes, and waits for the
+ * acknowledgements. So the producer batches and pipelines each round across keys, while a
+ * key never has two records in flight: a record the broker refuses (too large for the
+ * topic, a timestamp it rejects, a partition unavailable past the delivery timeout)
+ * cannot be overtaken by a later record of its key, which the idempotent producer would
+ * otherwise still write after it. A backlog of few keys pays one round trip per message
+ * of its longest key.
+ * <p>
+ * A record is resolved (acknowledged or failed) at most the producer's
+ * {@code max.block.ms} plus {@code delivery.timeout.ms} after its send starts
+ * ({@link #sendTimeout()}): a record is sent only when that much time is left of the
+ * delivery, and the messages left are for the next claim. After a send that blocked past
+ * {@code max.block.ms} (no metadata: the cluster is unreachable), nothing more goes to
+ * that topic in this delivery. Use {@link #producerConfig(Map, Duration, Duration)} for
+ * the producer.
  */
 public final class KafkaOutboxDestination implements OutboxDestination, Ordered {
 
-	private final KafkaOperations<byte[], byte[]> kafka;
+	/** The producer's {@code delivery.timeout.ms} unless set: Kafka's default. */
+	private static final long KAFKA_DEFAULT_DELIVERY_TIMEOUT = 120_000;
 
-	private final Duration sendTimeout;
+	/** The producer's {@code max.block.ms} unless set: Kafka's default. */
+	private static final long KAFKA_DEFAULT_MAX_BLOCK = 60_000;
+
+	/** The producer's {@code request.timeout.ms} unless set: Kafka's default. */
+	private static final long KAFKA_DEFAULT_REQUEST_TIMEOUT = 30_000;
+
+	/** The delivery timeout of {@link #producerConfig(Map)}. */
+	public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(30);
+
+	/** The longest blocking {@code send()} of {@link #producerConfig(Map)}. */
+	public static final Duration DEFAULT_MAX_BLOCK = Duration.ofSeconds(10);
+
+	private final KafkaOperations<byte[], byte[]> kafka;
 
 	private final Predicate<String> destinations;
 
+	private final Duration maxBlock;
+
+	private final Duration deliveryTimeout;
+
 	/**
 	 * Create a destination for every destination name.
-	 * @param kafka the template, with byte array serializers
-	 * @param sendTimeout how long to wait for the acknowledgements of a batch
+	 * @param kafka the template, with byte array serializers; its producer's
+	 * {@code max.block.ms} and {@code delivery.timeout.ms} bound a send
 	 */
-	public KafkaOutboxDestination(KafkaOperations<byte[], byte[]> kafka, Duration sendTimeout) {
-		this(kafka, sendTimeout, (destination) -> true);
+	public KafkaOutboxDestination(KafkaOperations<byte[], byte[]> kafka) {
+		this(kafka, (destination) -> true);
 	}
 
 	/**
 	 * Create a destination for some destination names.
-	 * @param kafka the template, with byte array serializers
-	 * @param sendTimeout how long to wait for the acknowledgements of a batch
+	 * @param kafka the template, with byte array serializers; its producer's
+	 * {@code max.block.ms} and {@code delivery.timeout.ms} bound a send
 	 * @param destinations the destination names (topics) to deliver
 	 */
-	public KafkaOutboxDestination(KafkaOperations<byte[], byte[]> kafka, Duration sendTimeout,
-			Predicate<String> destinations) {
+	public KafkaOutboxDestination(KafkaOperations<byte[], byte[]> kafka, Predicate<String> destinations) {
 		Assert.notNull(kafka, "kafka must not be null");
-		Assert.isTrue(sendTimeout != null && sendTimeout.toMillis() > 0, "sendTimeout must be positive");
 		Assert.notNull(destinations, "destinations must not be null");
 		this.kafka = kafka;
-		this.sendTimeout = sendTimeout;
 		this.destinations = destinations;
+		Map<String, Object> config = producerSettings(kafka);
+		this.maxBlock = Duration
+			.ofMillis(millis(config.get(ProducerConfig.MAX_BLOCK_MS_CONFIG), KAFKA_DEFAULT_MAX_BLOCK));
+		this.deliveryTimeout = Duration
+			.ofMillis(millis(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG), KAFKA_DEFAULT_DELIVERY_TIMEOUT));
+	}
+
+	private static Map<String, Object> producerSettings(KafkaOperations<byte[], byte[]> kafka) {
+		try {
+			return kafka.getProducerFactory().getConfigurationProperties();
+		}
+		catch (UnsupportedOperationException ex) {
+			// Kafka's defaults then bound the sends.
+			return Map.of();
+		}
+	}
+
+	private static long millis(@Nullable Object value, long defaultValue) {
+		if (value instanceof Number number) {
+			return number.longValue();
+		}
+		if (value instanceof String text && !text.isBlank()) {
+			return Long.parseLong(text.trim());
+		}
+		return defaultValue;
+	}
+
+	/**
+	 * Return producer settings for the outbox with the default delivery timeout and
+	 * blocking time ({@link #DEFAULT_DELIVERY_TIMEOUT}, {@link #DEFAULT_MAX_BLOCK}).
+	 * @param base the application's producer settings, such as the bootstrap servers
+	 * @return the settings
+	 * @see #producerConfig(Map, Duration, Duration)
+	 */
+	public static Map<String, Object> producerConfig(Map<String, Object> base) {
+		return producerConfig(base, DEFAULT_DELIVERY_TIMEOUT, DEFAULT_MAX_BLOCK);
 	}
 
 	/**
 	 * Return producer settings for the outbox: the given ones, with byte array
 	 * serializers and the idempotent producer's settings (acknowledgement by all
-	 * replicas, retries, at most five requests in flight) enforced, and a short linger so
-	 * that a batch travels in few requests.
+	 * replicas, retries, at most five requests in flight) enforced, the given bounds of a
+	 * send, and a short linger so that a round travels in few requests.
 	 * @param base the application's producer settings, such as the bootstrap servers
+	 * @param deliveryTimeout the {@code delivery.timeout.ms}: how long a record may take
+	 * from {@code send()} to its acknowledgement or failure; {@code request.timeout.ms}
+	 * is lowered to fit in it
+	 * @param maxBlock the {@code max.block.ms}: how long {@code send()} may block for
+	 * metadata or buffer space
 	 * @return the settings
 	 */
-	public static Map<String, Object> producerConfig(Map<String, Object> base) {
+	public static Map<String, Object> producerConfig(Map<String, Object> base, Duration deliveryTimeout,
+			Duration maxBlock) {
 		Assert.notNull(base, "base must not be null");
+		Assert.isTrue(deliveryTimeout != null && deliveryTimeout.toMillis() > 0, "deliveryTimeout must be positive");
+		Assert.isTrue(maxBlock != null && !maxBlock.isNegative(), "maxBlock must not be negative");
 		Map<String, Object> config = new HashMap<>(base);
 		config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
 		config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
@@ -92,6 +164,14 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
 		config.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
 		config.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+		long linger = millis(config.get(ProducerConfig.LINGER_MS_CONFIG), 5);
+		long delivery = Math.max(deliveryTimeout.toMillis(), linger + 1);
+		long request = Math.min(
+				millis(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG), KAFKA_DEFAULT_REQUEST_TIMEOUT),
+				delivery - linger);
+		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.min(delivery, Integer.MAX_VALUE));
+		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(request, Integer.MAX_VALUE));
+		config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis());
 		return config;
 	}
 
@@ -110,50 +190,129 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		return this.destinations.test(destination);
 	}
 
+	/**
+	 * The longest send: the producer's {@code max.block.ms} for {@code send()} plus its
+	 * {@code delivery.timeout.ms} for the acknowledgement.
+	 * @return the longest send
+	 */
 	@Override
-	public Map<Long, Throwable> deliver(List<OutboxMessage> messages) throws InterruptedException {
+	public Duration sendTimeout() {
+		return this.maxBlock.plus(this.deliveryTimeout);
+	}
+
+	@Override
+	public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
 		Map<Long, Throwable> failures = new HashMap<>();
-		Map<Long, CompletableFuture<?>> sends = new LinkedHashMap<>();
-		Set<String> failedKeys = new HashSet<>();
-		for (OutboxMessage message : messages) {
-			String key = message.messageKey();
-			if (key != null && failedKeys.contains(key + '\u0000' + message.destination())) {
-				failures.put(message.id(), new IllegalStateException("An earlier message of the same key failed"));
-				continue;
-			}
-			try {
-				CompletableFuture<?> send = this.kafka.send(record(message));
-				if (send.isCompletedExceptionally()) {
-					send.join();
+		Set<String> stoppedKeys = new HashSet<>();
+		Set<String> unavailableTopics = new HashSet<>();
+		for (List<OutboxMessage> round : rounds(messages)) {
+			List<Send> sends = new ArrayList<>();
+			for (OutboxMessage message : round) {
+				if (stoppedKeys.contains(orderKey(message))) {
+					failures.put(message.id(), new NotSent("An earlier message of its key was not delivered"));
 				}
-				sends.put(message.id(), send);
+				else if (unavailableTopics.contains(message.destination())) {
+					failures.put(message.id(), new NotSent("The topic was unavailable to an earlier message"));
+					stopKeys(List.of(message), stoppedKeys);
+				}
+				else if (deadline - System.nanoTime() < sendTimeout().toNanos()) {
+					// A record sent now could still be in flight when the lease ends.
+					failures.put(message.id(),
+							new NotSent("No time was left for the send before the lease of the claim ends"));
+					stopKeys(List.of(message), stoppedKeys);
+				}
+				else {
+					send(message, sends, failures, stoppedKeys, unavailableTopics);
+				}
 			}
-			catch (RuntimeException ex) {
-				failures.put(message.id(), unwrap(ex));
-				if (key != null) {
-					failedKeys.add(key + '\u0000' + message.destination());
+			if (!sends.isEmpty()) {
+				flush();
+			}
+			for (Send send : sends) {
+				Throwable failure = await(send.future(), deadline);
+				if (failure != null) {
+					failures.put(send.message().id(), failure);
+					stopKeys(List.of(send.message()), stoppedKeys);
 				}
 			}
 		}
-		if (!sends.isEmpty()) {
+		return failures;
+	}
+
+	private void send(OutboxMessage message, List<Send> sends, Map<Long, Throwable> failures, Set<String> stoppedKeys,
+			Set<String> unavailableTopics) {
+		try {
+			CompletableFuture<?> send = this.kafka.send(record(message));
+			if (send.isCompletedExceptionally()) {
+				send.join();
+			}
+			sends.add(new Send(message, send));
+		}
+		catch (RuntimeException ex) {
+			Throwable failure = unwrap(ex);
+			failures.put(message.id(), failure);
+			stopKeys(List.of(message), stoppedKeys);
+			if (causedByTimeout(failure)) {
+				// No metadata within max.block.ms: every further send to the topic would
+				// block as long.
+				unavailableTopics.add(message.destination());
+			}
+		}
+	}
+
+	private void flush() throws InterruptedException {
+		try {
 			this.kafka.flush();
 		}
-		long deadline = System.nanoTime() + this.sendTimeout.toNanos();
-		List<Long> timedOut = new ArrayList<>();
-		for (Map.Entry<Long, CompletableFuture<?>> send : sends.entrySet()) {
-			try {
-				send.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+		catch (InterruptException ex) {
+			throw new InterruptedException("Interrupted while flushing the outbox's records");
+		}
+	}
+
+	private @Nullable Throwable await(CompletableFuture<?> send, long deadline) throws InterruptedException {
+		try {
+			send.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			return null;
+		}
+		catch (ExecutionException ex) {
+			return unwrap(ex.getCause());
+		}
+		catch (java.util.concurrent.TimeoutException ex) {
+			return new java.util.concurrent.TimeoutException(
+					"Kafka did not acknowledge the record before the lease of the claim ends");
+		}
+	}
+
+	/**
+	 * The rounds of a delivery: the n-th round holds the n-th message of every key, in id
+	 * order; messages without a key all go in the first.
+	 */
+	private static List<List<OutboxMessage>> rounds(List<OutboxMessage> messages) {
+		List<List<OutboxMessage>> rounds = new ArrayList<>();
+		Map<String, Integer> perKey = new HashMap<>();
+		for (OutboxMessage message : messages) {
+			String key = orderKey(message);
+			int round = (key != null) ? perKey.merge(key, 1, Integer::sum) - 1 : 0;
+			while (rounds.size() <= round) {
+				rounds.add(new ArrayList<>());
 			}
-			catch (ExecutionException ex) {
-				failures.put(send.getKey(), unwrap(ex.getCause()));
-			}
-			catch (TimeoutException ex) {
-				timedOut.add(send.getKey());
+			rounds.get(round).add(message);
+		}
+		return rounds;
+	}
+
+	private static void stopKeys(List<OutboxMessage> messages, Set<String> stoppedKeys) {
+		for (OutboxMessage message : messages) {
+			String key = orderKey(message);
+			if (key != null) {
+				stoppedKeys.add(key);
 			}
 		}
-		timedOut.forEach((id) -> failures.put(id,
-				new TimeoutException("Kafka did not acknowledge the record within " + this.sendTimeout)));
-		return failures;
+	}
+
+	private static @Nullable String orderKey(OutboxMessage message) {
+		return (message.messageKey() != null) ? message.destination() + '\u0000' + message.messageKey() : null;
 	}
 
 	private ProducerRecord<byte[], byte[]> record(OutboxMessage message) {
@@ -173,13 +332,31 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		return value.getBytes(StandardCharsets.UTF_8);
 	}
 
+	private static boolean causedByTimeout(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof TimeoutException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	private static Throwable unwrap(Throwable error) {
 		Throwable current = error;
-		while ((current instanceof CompletionException || current instanceof ExecutionException)
-				&& current.getCause() != null) {
+		while ((current instanceof CompletionException || current instanceof ExecutionException
+				|| current instanceof KafkaProducerException) && current.getCause() != null) {
 			current = current.getCause();
 		}
 		return current;
+	}
+
+	private record Send(OutboxMessage message, CompletableFuture<?> future) {
+	}
+
+	@Override
+	public String toString() {
+		return "KafkaOutboxDestination[max.block.ms=" + this.maxBlock.toMillis() + ", delivery.timeout.ms="
+				+ this.deliveryTimeout.toMillis() + "]";
 	}
 
 }

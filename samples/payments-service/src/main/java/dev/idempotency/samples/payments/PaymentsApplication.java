@@ -1,5 +1,7 @@
 package dev.idempotency.samples.payments;
 
+import java.time.Duration;
+
 import dev.idempotency.outbox.http.HttpOutboxDestination;
 import dev.idempotency.outbox.http.RestClientOutboxSender;
 import dev.idempotency.outbound.OutboundCalls;
@@ -31,7 +33,9 @@ public class PaymentsApplication {
 	 * Delivers payment requests from the outbox to the provider over HTTP, with the row's
 	 * idempotency key as {@code Idempotency-Key}, under the provider's policy
 	 * ({@code idempotency.outbound.providers.payment-provider.*}): past its key lifetime
-	 * a row is not sent again but left DEAD for manual review.
+	 * a row is not sent again but left DEAD for manual review. A call takes at most the
+	 * client's connect and read timeouts ({@code spring.http.clients.*}): the relay
+	 * starts one only when it can end before the lease of its claim.
 	 */
 	@Bean
 	HttpOutboxDestination paymentProvider(RestClient.Builder restClient, Environment environment,
@@ -39,7 +43,8 @@ public class PaymentsApplication {
 		RestClientOutboxSender sender = new RestClientOutboxSender(restClient.build(), HttpMethod.POST,
 				(message) -> environment.getProperty("payments.provider.url",
 						"http://localhost:" + environment.getProperty("local.server.port") + "/provider/charges"));
-		return new HttpOutboxDestination(PROVIDER, sender, outboundCalls, PROVIDER);
+		return new HttpOutboxDestination(PROVIDER, sender, outboundCalls, PROVIDER)
+			.withCallTimeout(Duration.ofSeconds(10));
 	}
 
 }
