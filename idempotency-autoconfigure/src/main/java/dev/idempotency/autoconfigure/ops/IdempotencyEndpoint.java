@@ -1,8 +1,10 @@
 package dev.idempotency.autoconfigure.ops;
 
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.idempotency.core.jdbc.JdbcTableMonitor;
 import dev.idempotency.core.jdbc.JdbcTableMonitor.BacklogStatistics;
@@ -10,6 +12,9 @@ import dev.idempotency.core.jdbc.JdbcTableMonitor.Snapshot;
 import dev.idempotency.core.jdbc.JdbcTableMonitor.TableStatistics;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -19,7 +24,10 @@ import org.springframework.util.Assert;
 /**
  * The {@code idempotency} actuator endpoint. Like every endpoint it is reachable only
  * where {@code management.endpoints.web.exposure.include} (or the JMX equivalent) names
- * it, and {@code management.endpoint.idempotency.access=read-only} turns its actions off.
+ * it. Its access is read-only unless {@code management.endpoint.idempotency.access} is
+ * {@code unrestricted}: an action changes what retries of a key do, so it is turned on
+ * deliberately. Stored response bodies and header values are shown according to a
+ * {@link Show} rule, as Spring Boot shows health details.
  * <ul>
  * <li>{@code GET /actuator/idempotency}: the tables and backlogs as last read, and the
  * names of the sections;</li>
@@ -29,22 +37,43 @@ import org.springframework.util.Assert;
  * {@code keys/release} with a JSON body {@code {"scope": "...", "key": "..."}}.</li>
  * </ul>
  */
-@Endpoint(id = "idempotency")
+@Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyEndpoint {
 
 	private final JdbcTableMonitor monitor;
 
 	private final Map<String, IdempotencyEndpointSection> sections = new LinkedHashMap<>();
 
+	private final Show showBody;
+
+	private final Set<String> roles;
+
 	/**
-	 * Create the endpoint.
+	 * Create the endpoint that never shows stored bodies.
 	 * @param monitor the table monitor
 	 * @param sections the sections
 	 */
 	public IdempotencyEndpoint(JdbcTableMonitor monitor, List<IdempotencyEndpointSection> sections) {
+		this(monitor, sections, Show.NEVER, Set.of());
+	}
+
+	/**
+	 * Create the endpoint.
+	 * @param monitor the table monitor
+	 * @param sections the sections
+	 * @param showBody when stored bodies and header values are shown
+	 * @param roles the roles that authorize a caller under {@link Show#WHEN_AUTHORIZED};
+	 * when empty, any authenticated caller is authorized
+	 */
+	public IdempotencyEndpoint(JdbcTableMonitor monitor, List<IdempotencyEndpointSection> sections, Show showBody,
+			Collection<String> roles) {
 		Assert.notNull(monitor, "monitor must not be null");
 		Assert.notNull(sections, "sections must not be null");
+		Assert.notNull(showBody, "showBody must not be null");
+		Assert.notNull(roles, "roles must not be null");
 		this.monitor = monitor;
+		this.showBody = showBody;
+		this.roles = Set.copyOf(roles);
 		for (IdempotencyEndpointSection section : sections) {
 			IdempotencyEndpointSection previous = this.sections.put(section.name(), section);
 			Assert.state(previous == null, () -> "Two idempotency endpoint sections are named " + section.name());
@@ -75,13 +104,15 @@ public class IdempotencyEndpoint {
 	 * @param key a key
 	 * @param id a row id
 	 * @param limit the most items to return
+	 * @param securityContext the caller, who may be shown stored bodies
 	 * @return what the section returns, or {@code null} (404) for an unknown section
 	 */
 	@ReadOperation
 	public @Nullable Object read(@Selector String section, @Nullable String scope, @Nullable String key,
-			@Nullable Long id, @Nullable Integer limit) {
+			@Nullable Long id, @Nullable Integer limit, SecurityContext securityContext) {
 		IdempotencyEndpointSection target = this.sections.get(section);
-		return (target != null) ? target.read(new IdempotencyEndpointSection.Request(scope, key, id, limit)) : null;
+		return (target != null) ? target.read(new IdempotencyEndpointSection.Request(scope, key, id, limit,
+				this.showBody.isShown(securityContext, this.roles))) : null;
 	}
 
 	/**

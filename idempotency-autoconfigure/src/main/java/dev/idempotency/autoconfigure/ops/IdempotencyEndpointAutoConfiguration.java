@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -22,21 +23,22 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBean(JdbcTableMonitor.class)
 @ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
+@EnableConfigurationProperties(IdempotencyEndpointProperties.class)
 public final class IdempotencyEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyEndpoint idempotencyEndpoint(JdbcTableMonitor monitor,
-			ObjectProvider<IdempotencyEndpointSection> sections) {
-		return new IdempotencyEndpoint(monitor, sections.orderedStream().toList());
+			ObjectProvider<IdempotencyEndpointSection> sections, IdempotencyEndpointProperties properties) {
+		return new IdempotencyEndpoint(monitor, sections.orderedStream().toList(), properties.getShowBody(),
+				properties.getRoles());
 	}
 
 	@Bean
 	@ConditionalOnBean(IdempotencyKeyStore.class)
 	@ConditionalOnMissingBean(name = "idempotencyKeysEndpointSection")
-	IdempotencyEndpointSection idempotencyKeysEndpointSection(IdempotencyKeyStore store,
-			IdempotencyOperationsProperties properties) {
-		return new KeysEndpointSection(store, properties.getEndpoint().isShowBody());
+	IdempotencyEndpointSection idempotencyKeysEndpointSection(IdempotencyKeyStore store) {
+		return new KeysEndpointSection(store);
 	}
 
 }

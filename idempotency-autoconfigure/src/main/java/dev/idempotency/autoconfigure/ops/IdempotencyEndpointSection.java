@@ -42,8 +42,22 @@ public interface IdempotencyEndpointSection {
 	 * @param key an idempotency key
 	 * @param id a row id
 	 * @param limit the most items to return
+	 * @param showBody whether the caller may see stored bodies and header values, as
+	 * {@code idempotency.endpoint.show-body} decides for this caller
 	 */
-	record Request(@Nullable String scope, @Nullable String key, @Nullable Long id, @Nullable Integer limit) {
+	record Request(@Nullable String scope, @Nullable String key, @Nullable Long id, @Nullable Integer limit,
+			boolean showBody) {
+
+		/**
+		 * Create the parameters of a request that may not see stored bodies.
+		 * @param scope the scope of a key
+		 * @param key an idempotency key
+		 * @param id a row id
+		 * @param limit the most items to return
+		 */
+		public Request(@Nullable String scope, @Nullable String key, @Nullable Long id, @Nullable Integer limit) {
+			this(scope, key, id, limit, false);
+		}
 
 	}
 

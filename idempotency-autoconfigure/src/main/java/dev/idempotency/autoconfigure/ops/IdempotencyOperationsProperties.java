@@ -5,8 +5,7 @@ import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Configuration properties of retention cleanup, table monitoring, health and the
- * {@code idempotency} endpoint.
+ * Configuration properties of retention cleanup, table monitoring and health.
  */
 @ConfigurationProperties("idempotency")
 public class IdempotencyOperationsProperties {
@@ -16,8 +15,6 @@ public class IdempotencyOperationsProperties {
 	private final Monitor monitor = new Monitor();
 
 	private final Health health = new Health();
-
-	private final Endpoint endpoint = new Endpoint();
 
 	public Cleanup getCleanup() {
 		return this.cleanup;
@@ -29,10 +26,6 @@ public class IdempotencyOperationsProperties {
 
 	public Health getHealth() {
 		return this.health;
-	}
-
-	public Endpoint getEndpoint() {
-		return this.endpoint;
 	}
 
 	/**
@@ -152,27 +145,6 @@ public class IdempotencyOperationsProperties {
 
 		public void setMaxOverdue(Duration maxOverdue) {
 			this.maxOverdue = maxOverdue;
-		}
-
-	}
-
-	/**
-	 * The {@code idempotency} actuator endpoint.
-	 */
-	public static class Endpoint {
-
-		/**
-		 * Whether a key's stored response body and header values are shown. They may hold
-		 * personal data.
-		 */
-		private boolean showBody;
-
-		public boolean isShowBody() {
-			return this.showBody;
-		}
-
-		public void setShowBody(boolean showBody) {
-			this.showBody = showBody;
 		}
 
 	}

@@ -40,12 +40,9 @@ class KeysEndpointSection implements IdempotencyEndpointSection {
 
 	private final IdempotencyKeyStore store;
 
-	private final boolean showBody;
-
-	KeysEndpointSection(IdempotencyKeyStore store, boolean showBody) {
+	KeysEndpointSection(IdempotencyKeyStore store) {
 		Assert.notNull(store, "store must not be null");
 		this.store = store;
-		this.showBody = showBody;
 	}
 
 	@Override
@@ -57,7 +54,7 @@ class KeysEndpointSection implements IdempotencyEndpointSection {
 	public @Nullable Object read(Request request) {
 		String scope = scope(request);
 		String key = key(request);
-		return this.store.find(scope, key).map(this::describe).orElse(null);
+		return this.store.find(scope, key).map((record) -> describe(record, request.showBody())).orElse(null);
 	}
 
 	@Override
@@ -90,13 +87,13 @@ class KeysEndpointSection implements IdempotencyEndpointSection {
 		return new Release(true, record.status().name(), "Released: the next request with this key runs");
 	}
 
-	private KeyState describe(IdempotencyRecord record) {
+	private static KeyState describe(IdempotencyRecord record, boolean showBody) {
 		ResponseState response = null;
 		StoredResponse stored = record.response();
 		if (stored != null) {
 			Map<String, List<String>> headers = stored.headers();
-			response = new ResponseState(stored.status(), List.copyOf(headers.keySet()), this.showBody ? headers : null,
-					stored.body().length, this.showBody ? bodyText(stored.body()) : null);
+			response = new ResponseState(stored.status(), List.copyOf(headers.keySet()), showBody ? headers : null,
+					stored.body().length, showBody ? bodyText(stored.body()) : null);
 		}
 		return new KeyState(record.scope(), record.key(), record.status().name(), record.requestHash(),
 				text(record.lockedUntil()), record.isLeaseExpired(),

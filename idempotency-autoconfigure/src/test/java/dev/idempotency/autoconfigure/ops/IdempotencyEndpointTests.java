@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.ops;
 
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -19,7 +21,6 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfi
 import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.InvocationContext;
-import org.springframework.boot.actuate.endpoint.OperationType;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.web.ExposableWebEndpoint;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointsSupplier;
@@ -34,6 +35,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 @PostgresTest
 class IdempotencyEndpointTests {
+
+	private static final StoredResponse RESPONSE = new StoredResponse(200,
+			Map.of("Content-Type", List.of("application/json")),
+			"{\"card\":\"4242\"}".getBytes(StandardCharsets.UTF_8));
 
 	private final WebApplicationContextRunner contextRunner;
 
@@ -58,27 +63,19 @@ class IdempotencyEndpointTests {
 	}
 
 	@Test
-	void isExposedWithReadsAndActionsWhenIncluded() {
+	void isReadOnlyByDefault() {
 		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
-			.run((context) -> {
-				ExposableWebEndpoint endpoint = webEndpoint(context).orElseThrow();
-				assertThat(endpoint.getOperations())
-					.extracting(
-							(operation) -> operation.getType() + " " + operation.getRequestPredicate().getHttpMethod()
-									+ " " + operation.getRequestPredicate().getPath())
-					.containsExactlyInAnyOrder("READ GET idempotency", "READ GET idempotency/{section}",
-							"WRITE POST idempotency/{section}/{action}");
-			});
+			.run((context) -> assertThat(operations(context)).containsExactlyInAnyOrder("READ GET idempotency",
+					"READ GET idempotency/{section}"));
 	}
 
 	@Test
-	void readOnlyAccessRemovesTheActions() {
+	void offersItsActionsOnlyWithUnrestrictedAccess() {
 		this.contextRunner
 			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
-					"management.endpoint.idempotency.access=READ_ONLY")
-			.run((context) -> assertThat(webEndpoint(context).orElseThrow().getOperations())
-				.extracting(WebOperation::getType)
-				.containsOnly(OperationType.READ));
+					"management.endpoint.idempotency.access=UNRESTRICTED")
+			.run((context) -> assertThat(operations(context)).containsExactlyInAnyOrder("READ GET idempotency",
+					"READ GET idempotency/{section}", "WRITE POST idempotency/{section}/{action}"));
 	}
 
 	@Test
@@ -91,16 +88,18 @@ class IdempotencyEndpointTests {
 
 	@Test
 	void releasesAnAbandonedClaimSoThatARetryRuns() {
-		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
+					"management.endpoint.idempotency.access=UNRESTRICTED")
 			.run((context) -> {
 				IdempotencyKeyStore store = context.getBean(IdempotencyKeyStore.class);
 				KeyClaim claim = new KeyClaim("alice", "order-42/pay", "h1", Duration.ofMillis(1), Duration.ofHours(1));
 				assertThat(store.claim(claim)).isInstanceOf(ClaimResult.Claimed.class);
 				assertThat(store.claim(claim)).isInstanceOf(ClaimResult.Existing.class);
-				Map<String, Object> state = invoke(context, "idempotency/{section}",
+				Map<String, Object> state = invoke(context, SecurityContext.NONE, "idempotency/{section}",
 						Map.of("section", "keys", "scope", "alice", "key", "order-42/pay"));
 				assertThat(state).containsEntry("status", "IN_PROGRESS").containsEntry("leaseExpired", true);
-				Map<String, Object> release = invoke(context, "idempotency/{section}/{action}",
+				Map<String, Object> release = invoke(context, SecurityContext.NONE, "idempotency/{section}/{action}",
 						Map.of("section", "keys", "action", "release", "scope", "alice", "key", "order-42/pay"));
 				assertThat(release).containsEntry("released", true);
 				assertThat(store.claim(claim)).isInstanceOf(ClaimResult.Claimed.class);
@@ -126,31 +125,70 @@ class IdempotencyEndpointTests {
 				assertThat(store.find("", "done")).isPresent();
 				assertThat(endpoint.write("keys", "release", null, "unknown", null)).isNull();
 				assertThat(endpoint.write("keys", "unknown-action", null, "live", null)).isNull();
-				assertThat(endpoint.read("no-such-section", null, "live", null, null)).isNull();
+				assertThat(endpoint.read("no-such-section", null, "live", null, null, SecurityContext.NONE)).isNull();
 			});
 	}
 
 	@Test
-	void showsTheBodyOnlyWhenEnabled() {
-		StoredResponse response = new StoredResponse(200, Map.of("Content-Type", List.of("application/json")),
-				"{\"card\":\"4242\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+	void neverShowsTheStoredBodyByDefault() {
 		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=idempotency")
 			.run((context) -> {
-				complete(context.getBean(IdempotencyKeyStore.class), "secret", response);
-				Object state = context.getBean(IdempotencyEndpoint.class).read("keys", null, "secret", null, null);
+				complete(context.getBean(IdempotencyKeyStore.class), "secret", RESPONSE);
+				Map<String, Object> state = readKey(context, user("admin", "ops"), "secret");
 				assertThat(state).extracting("response.bodyBytes").isEqualTo(15);
 				assertThat(state).extracting("response.body").isNull();
 				assertThat(state).extracting("response.headers").isNull();
 				assertThat(state).extracting("response.headerNames").isEqualTo(List.of("Content-Type"));
 			});
+	}
+
+	@Test
+	void whenAuthorizedShowsTheStoredBodyOnlyToAnAuthenticatedCallerInARole() {
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
+					"idempotency.endpoint.show-body=when-authorized", "idempotency.endpoint.roles=ops,admin")
+			.run((context) -> {
+				complete(context.getBean(IdempotencyKeyStore.class), "guarded", RESPONSE);
+				assertThat(readKey(context, SecurityContext.NONE, "guarded")).extracting("response.body").isNull();
+				assertThat(readKey(context, user("bob", "support"), "guarded")).extracting("response.body").isNull();
+				assertThat(readKey(context, user("carol", "ops"), "guarded")).extracting("response.body")
+					.isEqualTo("{\"card\":\"4242\"}");
+				assertThat(readKey(context, user("carol", "ops"), "guarded")).extracting("response.headers")
+					.isEqualTo(Map.of("Content-Type", List.of("application/json")));
+			});
+	}
+
+	@Test
+	void whenAuthorizedWithoutRolesShowsTheStoredBodyToAnyAuthenticatedCaller() {
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
+					"idempotency.endpoint.show-body=when-authorized")
+			.run((context) -> {
+				complete(context.getBean(IdempotencyKeyStore.class), "signed-in", RESPONSE);
+				assertThat(readKey(context, SecurityContext.NONE, "signed-in")).extracting("response.body").isNull();
+				assertThat(readKey(context, user("bob"), "signed-in")).extracting("response.body")
+					.isEqualTo("{\"card\":\"4242\"}");
+			});
+	}
+
+	@Test
+	void alwaysShowsTheStoredBodyEvenToAnAnonymousCaller() {
+		this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
+					"idempotency.endpoint.show-body=always")
+			.run((context) -> {
+				complete(context.getBean(IdempotencyKeyStore.class), "shown", RESPONSE);
+				assertThat(readKey(context, SecurityContext.NONE, "shown")).extracting("response.body")
+					.isEqualTo("{\"card\":\"4242\"}");
+			});
+	}
+
+	@Test
+	void theFormerBooleanShowBodyIsRejectedAtStartup() {
 		this.contextRunner
 			.withPropertyValues("management.endpoints.web.exposure.include=idempotency",
 					"idempotency.endpoint.show-body=true")
-			.run((context) -> {
-				complete(context.getBean(IdempotencyKeyStore.class), "shown", response);
-				Object state = context.getBean(IdempotencyEndpoint.class).read("keys", null, "shown", null, null);
-				assertThat(state).extracting("response.body").isEqualTo("{\"card\":\"4242\"}");
-			});
+			.run((context) -> assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("true"));
 	}
 
 	@Test
@@ -159,9 +197,9 @@ class IdempotencyEndpointTests {
 			.run((context) -> {
 				IdempotencyEndpoint endpoint = context.getBean(IdempotencyEndpoint.class);
 				assertThatExceptionOfType(InvalidEndpointRequestException.class)
-					.isThrownBy(() -> endpoint.read("keys", null, null, null, null));
+					.isThrownBy(() -> endpoint.read("keys", null, null, null, null, SecurityContext.NONE));
 				assertThatExceptionOfType(InvalidEndpointRequestException.class)
-					.isThrownBy(() -> endpoint.read("keys", null, "caf\u00e9", null, null));
+					.isThrownBy(() -> endpoint.read("keys", null, "caf\u00e9", null, null, SecurityContext.NONE));
 			});
 	}
 
@@ -176,10 +214,41 @@ class IdempotencyEndpointTests {
 			});
 	}
 
+	private static Map<String, Object> readKey(AssertableWebApplicationContext context, SecurityContext securityContext,
+			String key) {
+		return invoke(context, securityContext, "idempotency/{section}", Map.of("section", "keys", "key", key));
+	}
+
+	private static SecurityContext user(String name, String... roles) {
+		Principal principal = () -> name;
+		return new SecurityContext() {
+
+			@Override
+			public Principal getPrincipal() {
+				return principal;
+			}
+
+			@Override
+			public boolean isUserInRole(String role) {
+				return List.of(roles).contains(role);
+			}
+
+		};
+	}
+
 	private static void complete(IdempotencyKeyStore store, String key, StoredResponse response) {
 		ClaimResult.Claimed claimed = (ClaimResult.Claimed) store
 			.claim(new KeyClaim("", key, "h", Duration.ofMinutes(1), Duration.ofHours(1)));
 		store.complete("", key, claimed.owner(), response, Duration.ofHours(1));
+	}
+
+	private static List<String> operations(AssertableWebApplicationContext context) {
+		return webEndpoint(context).orElseThrow()
+			.getOperations()
+			.stream()
+			.map((operation) -> operation.getType() + " " + operation.getRequestPredicate().getHttpMethod() + " "
+					+ operation.getRequestPredicate().getPath())
+			.toList();
 	}
 
 	private static Optional<ExposableWebEndpoint> webEndpoint(AssertableWebApplicationContext context) {
@@ -191,15 +260,15 @@ class IdempotencyEndpointTests {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static Map<String, Object> invoke(AssertableWebApplicationContext context, String path,
-			Map<String, Object> arguments) {
+	private static Map<String, Object> invoke(AssertableWebApplicationContext context, SecurityContext securityContext,
+			String path, Map<String, Object> arguments) {
 		WebOperation operation = webEndpoint(context).orElseThrow()
 			.getOperations()
 			.stream()
 			.filter((candidate) -> candidate.getRequestPredicate().getPath().equals(path))
 			.findFirst()
 			.orElseThrow();
-		Object result = operation.invoke(new InvocationContext(SecurityContext.NONE, new HashMap<>(arguments)));
+		Object result = operation.invoke(new InvocationContext(securityContext, new HashMap<>(arguments)));
 		return new tools.jackson.databind.json.JsonMapper().convertValue(result, Map.class);
 	}
 

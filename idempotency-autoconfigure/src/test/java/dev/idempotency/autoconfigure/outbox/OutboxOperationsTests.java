@@ -72,7 +72,8 @@ class OutboxOperationsTests {
 					"spring.datasource.password=" + schema.getPassword(), "idempotency.jdbc.initialize-schema=always",
 					"idempotency.monitor.refresh-interval=0s", "idempotency.outbox.relay.max-attempts=1",
 					"idempotency.outbox.relay.poll-interval=1h",
-					"management.endpoints.web.exposure.include=idempotency");
+					"management.endpoints.web.exposure.include=idempotency",
+					"management.endpoint.idempotency.access=UNRESTRICTED");
 	}
 
 	@Test

@@ -20,12 +20,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The lookups of the {@code idempotency} endpoint as the operations guide shows them,
  * against keys stored by real requests: a signed-in user's key is found under the user's
- * name, a global key without a scope.
+ * name, a global key without a scope; a stored body is shown only to a caller in the
+ * configured role.
  */
 @PostgresTest
 @SpringBootTest(classes = WebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "idempotency.jdbc.initialize-schema=always", "idempotency.cleanup.enabled=false",
-				"management.endpoints.web.exposure.include=idempotency" })
+				"management.endpoints.web.exposure.include=idempotency",
+				"management.endpoint.idempotency.access=unrestricted", "idempotency.endpoint.show-body=when-authorized",
+				"idempotency.endpoint.roles=ops" })
 class IdempotentHttpAdminTests {
 
 	@LocalServerPort
@@ -77,6 +80,18 @@ class IdempotentHttpAdminTests {
 		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM idempotency_key WHERE idempotency_key = ?",
 				Integer.class, key))
 			.isZero();
+	}
+
+	@Test
+	void aStoredBodyIsShownOverHttpOnlyToACallerInTheConfiguredRole() {
+		String key = "order-" + UUID.randomUUID();
+		String json = "{\"item\":\"shown-" + key + "\",\"amount\":1}";
+		assertThat(this.http.post("/orders", json, "Idempotency-Key", key).statusCode()).isEqualTo(201);
+		String path = "/actuator/idempotency/keys?key=" + key;
+		assertThat(body(this.http.get(path))).contains("\"bodyBytes\"").doesNotContain("\"body\":\"");
+		assertThat(body(this.http.get(path, "X-User", "bob", "X-Roles", "support"))).doesNotContain("\"body\":\"");
+		assertThat(body(this.http.get(path, "X-User", "carol", "X-Roles", "support,ops"))).contains("\"body\":\"")
+			.contains("shown-" + key);
 	}
 
 	private static String body(HttpResponse<byte[]> response) {

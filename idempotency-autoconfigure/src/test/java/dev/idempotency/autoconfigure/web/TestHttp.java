@@ -56,13 +56,15 @@ final class TestHttp {
 		}
 	}
 
-	HttpResponse<byte[]> get(String path) {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
+	HttpResponse<byte[]> get(String path, String... headers) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
 			.timeout(Duration.ofSeconds(60))
-			.GET()
-			.build();
+			.GET();
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
 		try {
-			return this.client.send(request, HttpResponse.BodyHandlers.ofByteArray());
+			return this.client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

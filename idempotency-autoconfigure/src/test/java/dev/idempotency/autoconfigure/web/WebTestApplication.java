@@ -5,6 +5,7 @@ import java.net.URI;
 import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -67,7 +68,8 @@ class WebTestApplication {
 	}
 
 	/**
-	 * Stands in for Spring Security: the {@code X-User} header authenticates.
+	 * Stands in for Spring Security: the {@code X-User} header authenticates, with the
+	 * comma-separated roles of {@code X-Roles}.
 	 */
 	@Bean
 	FilterRegistrationBean<OncePerRequestFilter> testAuthentication() {
@@ -82,10 +84,17 @@ class WebTestApplication {
 							return;
 						}
 						Principal principal = () -> user;
+						String roles = request.getHeader("X-Roles");
+						Set<String> granted = (roles != null) ? Set.of(roles.split(",")) : Set.of();
 						chain.doFilter(new HttpServletRequestWrapper(request) {
 							@Override
 							public Principal getUserPrincipal() {
 								return principal;
+							}
+
+							@Override
+							public boolean isUserInRole(String role) {
+								return granted.contains(role);
 							}
 						}, response);
 					}
