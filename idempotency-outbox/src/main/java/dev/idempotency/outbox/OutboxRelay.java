@@ -209,6 +209,23 @@ public final class OutboxRelay
 	}
 
 	/**
+	 * When the cycle in flight started: a cycle that has run for much longer than the
+	 * lease is stuck (its deliveries end within the lease).
+	 * @return the start of the cycle in flight, or {@code null} between cycles
+	 */
+	public @Nullable Instant getCycleStartedAt() {
+		return this.loop.cycleStartedAt();
+	}
+
+	/**
+	 * Return how long a claim is held before another relay may take it over.
+	 * @return the lease
+	 */
+	public Duration getLease() {
+		return this.lease;
+	}
+
+	/**
 	 * The failure of the last cycle, while cycles fail.
 	 * @return the failure, or {@code null} while cycles succeed
 	 */

@@ -50,6 +50,8 @@ final class RelayLoop {
 
 	private volatile @Nullable Throwable lastFailure;
 
+	private volatile @Nullable Instant cycleStartedAt;
+
 	RelayLoop(String name, IntSupplier cycle, Duration pollInterval, Duration maxBackoff, Duration shutdownTimeout) {
 		this.name = name;
 		this.cycle = cycle;
@@ -140,11 +142,25 @@ final class RelayLoop {
 		return this.lastFailure;
 	}
 
+	/**
+	 * When the cycle in flight started, {@code null} between cycles.
+	 */
+	@Nullable Instant cycleStartedAt() {
+		return this.cycleStartedAt;
+	}
+
 	private void loop() {
 		int failures = 0;
 		while (this.claiming) {
 			try {
-				int claimed = this.cycle.getAsInt();
+				this.cycleStartedAt = Instant.now();
+				int claimed;
+				try {
+					claimed = this.cycle.getAsInt();
+				}
+				finally {
+					this.cycleStartedAt = null;
+				}
 				failures = 0;
 				this.failingSince = null;
 				this.lastFailure = null;

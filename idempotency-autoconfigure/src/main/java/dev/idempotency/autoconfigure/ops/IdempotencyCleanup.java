@@ -54,6 +54,12 @@ public class IdempotencyCleanup implements SmartLifecycle {
 
 	private @Nullable ScheduledFuture<?> schedule;
 
+	private volatile @Nullable Instant failingSince;
+
+	private volatile @Nullable Throwable lastFailure;
+
+	private volatile int failedRuns;
+
 	/**
 	 * Create a cleanup.
 	 * @param cleaner the cleaner that deletes each batch
@@ -146,11 +152,55 @@ public class IdempotencyCleanup implements SmartLifecycle {
 	private void runScheduled() {
 		try {
 			runOnce();
+			this.failingSince = null;
+			this.lastFailure = null;
+			this.failedRuns = 0;
 		}
 		catch (RuntimeException ex) {
+			if (this.failingSince == null) {
+				this.failingSince = Instant.now();
+			}
+			this.lastFailure = ex;
+			this.failedRuns++;
 			// The next run tries again; cleanup must never stop for good.
-			logger.warn("Idempotency cleanup failed; retrying in " + this.interval, ex);
+			logger.warn(
+					"Idempotency cleanup failed (" + this.failedRuns + " runs in a row); retrying in " + this.interval,
+					ex);
 		}
+	}
+
+	/**
+	 * Since when the scheduled runs of this instance have failed without a success in
+	 * between.
+	 * @return when the first of the failed runs started to fail, or {@code null} while
+	 * runs succeed
+	 */
+	public @Nullable Instant getFailingSince() {
+		return this.failingSince;
+	}
+
+	/**
+	 * The failure of the last scheduled run, while runs fail.
+	 * @return the failure, or {@code null} while runs succeed
+	 */
+	public @Nullable Throwable getLastFailure() {
+		return this.lastFailure;
+	}
+
+	/**
+	 * How many scheduled runs in a row have failed.
+	 * @return the number of failed runs since the last success
+	 */
+	public int getFailedRuns() {
+		return this.failedRuns;
+	}
+
+	/**
+	 * Return the time between two runs.
+	 * @return the interval
+	 */
+	public Duration getInterval() {
+		return this.interval;
 	}
 
 	@Override

@@ -10,10 +10,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
- * Auto-configuration of the {@code idempotency} health indicator
- * ({@code management.health.idempotency.enabled}).
+ * Auto-configuration of the health indicators: {@code idempotency}
+ * ({@code management.health.idempotency.enabled}), the shared tables, whose problems are
+ * a {@link IdempotencyHealthIndicator#WARNING} that fails no instance; and
+ * {@code idempotencyCleanup} ({@code management.health.idempotency-cleanup.enabled}),
+ * this instance's cleanup, DOWN while it keeps failing.
  */
 @AutoConfiguration(after = IdempotencyOperationsAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
@@ -34,6 +38,20 @@ public final class IdempotencyHealthAutoConfiguration {
 		return RetentionRule.longerThan("idempotency.health.max-overdue", properties.getHealth().getMaxOverdue(),
 				"idempotency.cleanup.interval", properties.getCleanup().getInterval(),
 				"rows become due between two cleanup runs, so health would turn DOWN while cleanup works");
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean(IdempotencyCleanup.class)
+	@ConditionalOnEnabledHealthIndicator("idempotency-cleanup")
+	static class CleanupHealthConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyCleanupHealthIndicator")
+		IdempotencyCleanupHealthIndicator idempotencyCleanupHealthIndicator(IdempotencyCleanup cleanup,
+				IdempotencyOperationsProperties properties) {
+			return new IdempotencyCleanupHealthIndicator(cleanup, properties.getHealth().getMaxOverdue());
+		}
+
 	}
 
 }

@@ -17,15 +17,29 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.util.Assert;
 
 /**
- * Health of the idempotency tables, from the {@link JdbcTableMonitor}'s last reading (so
- * a health check costs no query within the refresh interval). {@link Status#DOWN} when
- * the oldest row of a table has been due for deletion longer than the allowed overdue
- * (cleanup is off, failing or not keeping up), or when a backlog is past the limits of
- * its {@link BacklogProbe} (such as dead outbox rows). A table that cannot be read is
- * reported in the details without changing the status: the database's own health
- * indicator reports an unreachable database.
+ * Health of the shared idempotency tables, from the {@link JdbcTableMonitor}'s last
+ * reading (so a health check costs no query within the refresh interval):
+ * {@link #WARNING} when the oldest row of a table has been due for deletion longer than
+ * the allowed overdue (cleanup is off, failing or not keeping up on every instance), or
+ * when a backlog is past the limits of its {@link BacklogProbe} (such as dead outbox rows
+ * or an old unpublished row).
+ * <p>
+ * These are facts of the database that every instance shares, not faults of this
+ * instance: reporting them as {@link Status#DOWN} would fail the health of every instance
+ * at once, and a load balancer would remove them all for rows that need a person's look.
+ * {@link #WARNING} is in no status order of Spring Boot, so it does not change the
+ * aggregate status, and it maps to HTTP 200; a health group can rank and map it to alert
+ * on it. A table that cannot be read is reported in the details without changing the
+ * status: the database's own health indicator reports an unreachable database.
  */
 public class IdempotencyHealthIndicator extends AbstractHealthIndicator {
+
+	/**
+	 * The status of shared data that needs a look: it does not change the aggregate
+	 * status nor the HTTP status of the {@code health} endpoint unless a status order and
+	 * HTTP mapping name it.
+	 */
+	public static final Status WARNING = new Status("WARNING", "Shared idempotency data needs a look");
 
 	private final JdbcTableMonitor monitor;
 
@@ -34,8 +48,8 @@ public class IdempotencyHealthIndicator extends AbstractHealthIndicator {
 	/**
 	 * Create a health indicator.
 	 * @param monitor the table monitor
-	 * @param maxOverdue how long the oldest row may be due for deletion before health is
-	 * DOWN
+	 * @param maxOverdue how long the oldest row may be due for deletion before the status
+	 * is {@link #WARNING}
 	 */
 	public IdempotencyHealthIndicator(JdbcTableMonitor monitor, Duration maxOverdue) {
 		super("Idempotency health check failed");
@@ -60,7 +74,7 @@ public class IdempotencyHealthIndicator extends AbstractHealthIndicator {
 			else {
 				boolean overdue = statistics.overdue().compareTo(this.maxOverdue) > 0;
 				healthy &= !overdue;
-				details.put("status", (overdue ? Status.DOWN : Status.UP).getCode());
+				details.put("status", (overdue ? WARNING : Status.UP).getCode());
 				details.put("estimatedRows", statistics.estimatedRows());
 				details.put("overdue", statistics.overdue().toString());
 				if (overdue) {
@@ -80,13 +94,13 @@ public class IdempotencyHealthIndicator extends AbstractHealthIndicator {
 			}
 			else {
 				healthy &= statistics.isHealthy();
-				details.put("status", (statistics.isHealthy() ? Status.UP : Status.DOWN).getCode());
+				details.put("status", (statistics.isHealthy() ? Status.UP : WARNING).getCode());
 				details.put("rows", statistics.rows());
 				details.put("oldestAge", statistics.oldestAge().toString());
 			}
 			backlogs.put(probe.name(), details);
 		}
-		builder.status(healthy ? Status.UP : Status.DOWN).withDetail("maxOverdue", this.maxOverdue.toString());
+		builder.status(healthy ? Status.UP : WARNING).withDetail("maxOverdue", this.maxOverdue.toString());
 		builder.withDetail("tables", tables);
 		if (!backlogs.isEmpty()) {
 			builder.withDetail("backlogs", backlogs);

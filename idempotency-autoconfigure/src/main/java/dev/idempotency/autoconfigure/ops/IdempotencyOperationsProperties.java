@@ -133,8 +133,9 @@ public class IdempotencyOperationsProperties {
 	public static class Health {
 
 		/**
-		 * How long the oldest row of a table may be past its retention before health is
-		 * DOWN, because cleanup is not keeping up. Must be longer than the cleanup
+		 * How long the oldest row of a table may be past its retention before the
+		 * idempotency health is WARNING, and how long this instance's cleanup runs may
+		 * keep failing before its cleanup health is DOWN. Must be longer than the cleanup
 		 * interval.
 		 */
 		private Duration maxOverdue = Duration.ofHours(1);

@@ -70,20 +70,21 @@ public class IdempotencyOutboxProperties {
 	}
 
 	/**
-	 * Limits above which the idempotency health indicator reports the outbox DOWN.
+	 * Limits above which the idempotency health indicator reports the outbox as WARNING:
+	 * shared data that needs a look, which fails no instance's health.
 	 */
 	public static class Health {
 
 		/**
-		 * Most DEAD rows that are healthy; 0 turns health DOWN as soon as a row is given
-		 * up on, until it is re-driven. A negative value sets no limit.
+		 * Most DEAD rows that are healthy; 0 makes health WARNING as soon as a row is
+		 * given up on, until it is re-driven. A negative value sets no limit.
 		 */
 		private long maxDeadRows;
 
 		/**
 		 * Greatest healthy age of the oldest unpublished row (the outbox lag): past it,
 		 * the relays are stalled or a destination keeps failing. A negative value sets no
-		 * limit: the lag is measured but never turns health DOWN.
+		 * limit: the lag is measured but never makes health WARNING.
 		 */
 		private Duration maxLag = Duration.ofMinutes(10);
 

@@ -1,5 +1,6 @@
 package dev.idempotency.autoconfigure.ops;
 
+import java.time.Duration;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -21,6 +22,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 @PostgresTest
 class IdempotencyHealthIndicatorTests {
@@ -50,7 +52,7 @@ class IdempotencyHealthIndicatorTests {
 	}
 
 	@Test
-	void turnsDownWhenCleanupIsDisabledAndKeysAgePastRetentionAndRecoversAfterCleanup() {
+	void warnsWhenCleanupIsDisabledAndKeysAgePastRetentionAndRecoversAfterCleanup() {
 		this.contextRunner.withPropertyValues("idempotency.cleanup.enabled=false", "idempotency.health.max-overdue=1h")
 			.run((context) -> {
 				IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
@@ -59,8 +61,8 @@ class IdempotencyHealthIndicatorTests {
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 				insertKeys(jdbc, "now() - interval '2 hours'");
 				Health down = health.health();
-				assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-				assertThat(table(down, "idempotency-keys")).containsEntry("status", "DOWN").containsKey("problem");
+				assertThat(down.getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
+				assertThat(table(down, "idempotency-keys")).containsEntry("status", "WARNING").containsKey("problem");
 				assertThat(table(down, "processed-events")).containsEntry("status", "UP");
 				context.getBean(RetentionCleaner.class)
 					.deleteAll(context.getBean("idempotencyKeysRetentionTarget", RetentionTarget.class), 100,
@@ -70,7 +72,7 @@ class IdempotencyHealthIndicatorTests {
 	}
 
 	@Test
-	void turnsDownWhenProcessedEventsOutliveTheirRetentionByMoreThanTheAllowedOverdue() {
+	void warnsWhenProcessedEventsOutliveTheirRetentionByMoreThanTheAllowedOverdue() {
 		this.contextRunner
 			.withPropertyValues("idempotency.cleanup.enabled=false", "idempotency.jdbc.processed-event-retention=1d",
 					"idempotency.health.max-overdue=6h")
@@ -80,14 +82,14 @@ class IdempotencyHealthIndicatorTests {
 				jdbc.update("INSERT INTO processed_event VALUES ('g', 'recent', now() - interval '1 day 5 hours')");
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 				jdbc.update("INSERT INTO processed_event VALUES ('g', 'old', now() - interval '1 day 7 hours')");
-				assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+				assertThat(health.health().getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
 				jdbc.update("DELETE FROM processed_event WHERE event_id = 'old'");
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 			});
 	}
 
 	@Test
-	void turnsDownWhileABacklogProbeSeesADeadRowAndRecoversWhenItIsGone() {
+	void warnsWhileABacklogProbeSeesADeadRowAndRecoversWhenItIsGone() {
 		this.contextRunner
 			.withBean("deadRowsProbe", BacklogProbe.class,
 					() -> BacklogProbe.of("outbox-dead", "outbox_rows", "created_at", "status = 'DEAD'").withMaxRows(0))
@@ -96,8 +98,8 @@ class IdempotencyHealthIndicatorTests {
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 				this.admin.update("INSERT INTO outbox_rows VALUES (1, 'DEAD', now())");
 				Health down = health.health();
-				assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-				assertThat(backlog(down, "outbox-dead")).containsEntry("rows", 1L).containsEntry("status", "DOWN");
+				assertThat(down.getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
+				assertThat(backlog(down, "outbox-dead")).containsEntry("rows", 1L).containsEntry("status", "WARNING");
 				this.admin.update("UPDATE outbox_rows SET status = 'PENDING'");
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 			});
@@ -110,6 +112,35 @@ class IdempotencyHealthIndicatorTests {
 				.rootCause()
 				.hasMessageContaining("idempotency.health.max-overdue (PT1M) must be longer than"
 						+ " idempotency.cleanup.interval (PT5M)"));
+	}
+
+	@Test
+	void cleanupHealthTurnsDownOnlyOnceThisInstancesRunsHaveFailedForLongerThanTheAllowedOverdue() {
+		this.contextRunner
+			.withBean("brokenRetentionTarget", RetentionTarget.class,
+					() -> new RetentionTarget("broken", "no_such_table", "created_at < now()"))
+			.withPropertyValues("idempotency.cleanup.initial-delay=0s", "idempotency.cleanup.interval=50ms",
+					"idempotency.health.max-overdue=2s")
+			.run((context) -> {
+				IdempotencyCleanupHealthIndicator health = context.getBean(IdempotencyCleanupHealthIndicator.class);
+				IdempotencyCleanup cleanup = context.getBean(IdempotencyCleanup.class);
+				await().atMost(Duration.ofSeconds(30)).until(() -> cleanup.getFailedRuns() >= 1);
+				Health failing = health.health();
+				assertThat(failing.getStatus()).as("failing, for less than the allowed overdue").isEqualTo(Status.UP);
+				assertThat(failing.getDetails()).containsKeys("failingSince", "failedRuns", "lastFailure");
+				await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.DOWN));
+				assertThat(health.health().getDetails()).containsKey("problem");
+				assertThat(context.getBean(IdempotencyHealthIndicator.class).health().getStatus())
+					.as("the shared tables are fine")
+					.isEqualTo(Status.UP);
+			});
+	}
+
+	@Test
+	void cleanupHealthIsAbsentWhenCleanupIsDisabled() {
+		this.contextRunner.withPropertyValues("idempotency.cleanup.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyCleanupHealthIndicator.class)
+				.hasSingleBean(IdempotencyHealthIndicator.class));
 	}
 
 	@Test

@@ -45,6 +45,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 @PostgresTest
 class IdempotencyOutboxAutoConfigurationTests {
@@ -140,6 +141,40 @@ class IdempotencyOutboxAutoConfigurationTests {
 					.containsEntry("running", true);
 				relay.stop();
 				assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+			});
+	}
+
+	@Test
+	void relayHealthIsDownWhileItsCycleIsStuckForMoreThanTwiceTheLeaseAndUpOnceItEnds() {
+		CountDownLatch entered = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		OutboxDestination stuck = (batch, timeout) -> {
+			entered.countDown();
+			try {
+				release.await(60, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return Map.of();
+		};
+		this.contextRunner.withBean(OutboxDestination.class, () -> stuck)
+			.withPropertyValues("idempotency.outbox.table=stuck_relay_outbox", "idempotency.outbox.relay.lease=500ms",
+					"idempotency.outbox.health.max-lag=1m")
+			.run((context) -> {
+				OutboxRelayHealthIndicator health = context.getBean(OutboxRelayHealthIndicator.class);
+				transactions(context.getBean(DataSource.class)).executeWithoutResult(
+						(status) -> context.getBean(Outbox.class).append("orders", "o-stuck", Map.of("n", 1)));
+				assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+				try {
+					await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.DOWN));
+					assertThat(health.health().getDetails()).containsEntry("running", true)
+						.containsKeys("stalledSince", "problem");
+				}
+				finally {
+					release.countDown();
+				}
+				await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.UP));
 			});
 	}
 
@@ -273,7 +308,7 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
-	void theOutboxLagTurnsHealthDownAfterTenMinutesUnlessTheLimitIsNegative() {
+	void theOutboxLagWarnsAfterTenMinutesUnlessTheLimitIsNegative() {
 		this.contextRunner
 			.run((context) -> assertThat(context.getBean("outboxUnpublishedBacklogProbe", BacklogProbe.class).maxAge())
 				.isEqualTo(Duration.ofMinutes(10)));

@@ -77,7 +77,7 @@ class OutboxOperationsTests {
 	}
 
 	@Test
-	void healthTurnsDownOnADeadRowAndUpAfterItIsRedrivenThroughTheEndpoint() {
+	void healthWarnsOfADeadRowAndIsUpAfterItIsRedrivenThroughTheEndpoint() {
 		this.contextRunner.withPropertyValues("idempotency.outbox.table=health_outbox").run((context) -> {
 			IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
 			assertThat(health.health().getStatus()).isEqualTo(Status.UP);
@@ -87,9 +87,9 @@ class OutboxOperationsTests {
 			assertThat(destination.attempts.poll(10, TimeUnit.SECONDS)).isEqualTo(id);
 			JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
 			awaitStatus(jdbc, "health_outbox", id, "DEAD");
-			Health down = health.health();
-			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-			assertThat(backlog(down, "outbox-dead")).containsEntry("rows", 1L).containsEntry("status", "DOWN");
+			Health warning = health.health();
+			assertThat(warning.getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
+			assertThat(backlog(warning, "outbox-dead")).containsEntry("rows", 1L).containsEntry("status", "WARNING");
 			destination.fail = false;
 			Map<String, Object> redriven = invoke(context, "idempotency/{section}/{action}",
 					Map.of("section", "outbox", "action", "redrive", "id", id));
@@ -105,7 +105,7 @@ class OutboxOperationsTests {
 	}
 
 	@Test
-	void healthTurnsDownByDefaultWhenTheOldestUnpublishedRowIsOlderThanTenMinutes() {
+	void healthWarnsByDefaultWhenTheOldestUnpublishedRowIsOlderThanTenMinutes() {
 		this.contextRunner.withPropertyValues("idempotency.outbox.table=stalled_outbox").run((context) -> {
 			IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
 			// A relay that stopped delivering: nothing else takes the rows.
@@ -115,9 +115,10 @@ class OutboxOperationsTests {
 			jdbc.update("UPDATE stalled_outbox SET created_at = now() - interval '9 minutes' WHERE id = ?", id);
 			assertThat(health.health().getStatus()).as("nine minutes behind").isEqualTo(Status.UP);
 			jdbc.update("UPDATE stalled_outbox SET created_at = now() - interval '11 minutes' WHERE id = ?", id);
-			Health down = health.health();
-			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-			assertThat(backlog(down, "outbox-unpublished")).containsEntry("rows", 1L).containsEntry("status", "DOWN");
+			Health warning = health.health();
+			assertThat(warning.getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
+			assertThat(backlog(warning, "outbox-unpublished")).containsEntry("rows", 1L)
+				.containsEntry("status", "WARNING");
 		});
 	}
 
