@@ -49,7 +49,7 @@ public final class IdempotencyJdbcAutoConfiguration {
 	@Conditional(OnIdempotencyDatabaseInitializationCondition.class)
 	IdempotencyDataSourceScriptDatabaseInitializer idempotencyDataSourceScriptDatabaseInitializer(DataSource dataSource,
 			IdempotencyJdbcProperties properties) {
-		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, properties, SchemaScripts.CORE_SCRIPT,
+		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, properties, properties.getSchema(),
 				SchemaScripts.coreTables(properties.qualify(properties.getIdempotencyKeyTable()),
 						properties.qualify(properties.getProcessedEventTable())));
 	}

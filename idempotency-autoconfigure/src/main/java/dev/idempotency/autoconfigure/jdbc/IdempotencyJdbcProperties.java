@@ -4,7 +4,6 @@ import java.time.Duration;
 
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
-import dev.idempotency.core.jdbc.SchemaScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -20,7 +19,8 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	/** The default retention of processed-event marks. */
 	public static final Duration DEFAULT_PROCESSED_EVENT_RETENTION = Duration.ofDays(7);
 
-	private static final String DEFAULT_SCHEMA_LOCATION = "classpath:" + SchemaScripts.CORE_SCRIPT;
+	/** The default location of the schema script, per platform. */
+	public static final String DEFAULT_SCHEMA_LOCATION = "classpath:dev/idempotency/core/jdbc/schema-@@platform@@.sql";
 
 	/**
 	 * Database schema of the tables. When not set, the tables are found through the
@@ -47,9 +47,11 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 
 	public IdempotencyJdbcProperties() {
 		// The scripts only create what is missing: running them on every start is safe,
-		// and
-		// a service gets its tables with no configuration beyond its datasource.
+		// and a service gets its tables with no configuration beyond its datasource.
 		setInitializeSchema(DatabaseInitializationMode.ALWAYS);
+		// A service whose tables could not be created must not start: it would fail on
+		// its first request instead, with the cause logged at DEBUG only.
+		setContinueOnError(false);
 	}
 
 	@Override

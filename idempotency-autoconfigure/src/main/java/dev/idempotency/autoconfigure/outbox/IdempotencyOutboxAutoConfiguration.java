@@ -114,7 +114,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 	@Conditional(OnOutboxDatabaseInitializationCondition.class)
 	IdempotencyDataSourceScriptDatabaseInitializer idempotencyOutboxDataSourceScriptDatabaseInitializer(
 			DataSource dataSource, IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
-		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, jdbcProperties, OutboxSchema.SCRIPT,
+		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, jdbcProperties, properties.getSchema(),
 				OutboxSchema.tables(jdbcProperties.qualify(properties.getTable())));
 	}
 

@@ -16,10 +16,20 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("idempotency.outbox")
 public class IdempotencyOutboxProperties {
 
+	/** The default location of the schema script, per platform. */
+	public static final String DEFAULT_SCHEMA_LOCATION = "classpath:dev/idempotency/outbox/schema-@@platform@@.sql";
+
 	/**
 	 * Name of the outbox table.
 	 */
 	private String table = JdbcOutbox.DEFAULT_TABLE_NAME;
+
+	/**
+	 * Location of the schema script of the outbox table, run according to
+	 * idempotency.jdbc.initialize-schema. @@platform@@ is replaced by
+	 * idempotency.jdbc.platform, or by the platform of the DataSource.
+	 */
+	private String schema = DEFAULT_SCHEMA_LOCATION;
 
 	/**
 	 * Relay settings.
@@ -47,6 +57,14 @@ public class IdempotencyOutboxProperties {
 
 	public void setTable(String table) {
 		this.table = table;
+	}
+
+	public String getSchema() {
+		return this.schema;
+	}
+
+	public void setSchema(String schema) {
+		this.schema = schema;
 	}
 
 	public Relay getRelay() {

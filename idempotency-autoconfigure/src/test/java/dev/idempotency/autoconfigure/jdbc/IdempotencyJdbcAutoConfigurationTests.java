@@ -1,16 +1,25 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
+import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -112,6 +121,108 @@ class IdempotencyJdbcAutoConfigurationTests {
 		}
 		finally {
 			admin.execute("DROP SCHEMA " + other + " CASCADE");
+		}
+	}
+
+	@Test
+	void aFailedSchemaScriptFailsStartupNamingTheTablesTheUserAndTheRemedy() {
+		String role = this.schema.getName() + "_dml";
+		JdbcTemplate admin = new JdbcTemplate(this.schema.dataSource());
+		// A role that may read and write rows but not create tables, as many production
+		// roles are.
+		admin.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'dml'");
+		try {
+			admin.execute("GRANT USAGE ON SCHEMA " + this.schema.getName() + " TO " + role);
+			ApplicationContextRunner asDmlRole = this.contextRunner.withPropertyValues(
+					"spring.datasource.username=" + role, "spring.datasource.password=dml",
+					"idempotency.jdbc.idempotency-key-table=dml_keys",
+					"idempotency.jdbc.processed-event-table=dml_events");
+			asDmlRole.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("permission denied for schema " + this.schema.getName()));
+			asDmlRole.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("Could not create the tables")
+				.hasMessageContaining("dml_keys")
+				.hasMessageContaining("as database user '" + role + "'")
+				.hasMessageContaining("set idempotency.jdbc.initialize-schema=never"));
+			asDmlRole.withPropertyValues("idempotency.jdbc.continue-on-error=true")
+				.run((context) -> assertThat(context).hasNotFailed());
+			// The remedy: the owner creates the tables, the application only uses them.
+			this.contextRunner
+				.withPropertyValues("idempotency.jdbc.idempotency-key-table=dml_keys",
+						"idempotency.jdbc.processed-event-table=dml_events")
+				.run((context) -> assertThat(context).hasNotFailed());
+			admin.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON dml_keys, dml_events TO " + role);
+			asDmlRole.withPropertyValues("idempotency.jdbc.initialize-schema=never").run((context) -> {
+				assertThat(context.getBean(IdempotencyKeyStore.class)
+					.claim(new KeyClaim("", "k1", "h", Duration.ofSeconds(5), Duration.ofHours(1))))
+					.isInstanceOf(ClaimResult.Claimed.class);
+				assertThat(context.getBean(ProcessedEventStore.class).markProcessed("g", "e1")).isTrue();
+			});
+		}
+		finally {
+			admin.execute("DROP OWNED BY " + role);
+			admin.execute("DROP ROLE " + role);
+		}
+	}
+
+	@Test
+	void schemaRunsAScriptOfTheApplicationsOwnWithTheTableNamesFilledIn() {
+		this.contextRunner
+			.withPropertyValues(
+					"idempotency.jdbc.schema=classpath:dev/idempotency/autoconfigure/jdbc/custom-schema.sql",
+					"idempotency.jdbc.idempotency-key-table=custom_script_keys")
+			.run((context) -> {
+				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+				assertThat(jdbc.queryForObject(
+						"SELECT reloptions::text FROM pg_class WHERE oid = 'custom_script_keys'::regclass",
+						String.class))
+					.isEqualTo("{fillfactor=80}");
+				assertThat(context.getBean(IdempotencyKeyStore.class)
+					.claim(new KeyClaim("", "k1", "h", Duration.ofSeconds(5), Duration.ofHours(1))))
+					.isInstanceOf(ClaimResult.Claimed.class);
+			});
+	}
+
+	@Test
+	void platformPicksTheScriptOfThePlatformPlaceholder() {
+		this.contextRunner
+			.withPropertyValues("idempotency.jdbc.platform=postgresql",
+					"idempotency.jdbc.idempotency-key-table=platform_keys")
+			.run((context) -> assertThat(tableCount(context.getBean(JdbcTemplate.class), "platform_keys")).isOne());
+		this.contextRunner.withPropertyValues("idempotency.jdbc.platform=mysql")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("classpath:dev/idempotency/core/jdbc/schema-mysql.sql"));
+	}
+
+	@Test
+	void instancesStartingAtOnceDoNotRaceToCreateTheSameTables() throws Exception {
+		IdempotencyJdbcProperties properties = new IdempotencyJdbcProperties();
+		int instances = 6;
+		for (int round = 0; round < 3; round++) {
+			Map<String, String> tables = SchemaScripts.coreTables("race_keys_" + round, "race_events_" + round);
+			CyclicBarrier start = new CyclicBarrier(instances);
+			ExecutorService executor = Executors.newFixedThreadPool(instances);
+			try {
+				List<Future<Boolean>> results = new ArrayList<>();
+				for (int i = 0; i < instances; i++) {
+					IdempotencyDataSourceScriptDatabaseInitializer initializer = new IdempotencyDataSourceScriptDatabaseInitializer(
+							this.schema.dataSource(), properties, IdempotencyJdbcProperties.DEFAULT_SCHEMA_LOCATION,
+							tables);
+					results.add(executor.submit(() -> {
+						start.await(30, TimeUnit.SECONDS);
+						return initializer.initializeDatabase();
+					}));
+				}
+				for (Future<Boolean> result : results) {
+					assertThat(result.get(60, TimeUnit.SECONDS)).isTrue();
+				}
+			}
+			finally {
+				executor.shutdownNow();
+			}
 		}
 	}
 

@@ -1,12 +1,14 @@
 package dev.idempotency.core.jdbc;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.core.io.Resource;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
 import org.springframework.util.Assert;
 import org.springframework.util.StreamUtils;
@@ -39,9 +41,23 @@ public final class SchemaScripts {
 	 */
 	public static String render(String script, Map<String, String> tables) {
 		Assert.hasText(script, "script must not be empty");
+		return render(new ClassPathResource(script), tables);
+	}
+
+	/**
+	 * Read a script and fill in the table names, such as a script of the application's
+	 * own in place of a shipped one.
+	 * @param script the script
+	 * @param tables table names by placeholder name, such as
+	 * {@code "idempotency_key" -> "billing.idempotency_key"}
+	 * @return the script
+	 */
+	public static String render(Resource script, Map<String, String> tables) {
+		Assert.notNull(script, "script must not be null");
+		Assert.notNull(tables, "tables must not be null");
 		String text;
-		try {
-			text = StreamUtils.copyToString(new ClassPathResource(script).getInputStream(), StandardCharsets.UTF_8);
+		try (InputStream input = script.getInputStream()) {
+			text = StreamUtils.copyToString(input, StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot read schema script " + script, ex);
@@ -50,8 +66,10 @@ public final class SchemaScripts {
 			text = text.replace("@@" + table.getKey() + "_table@@", TableNames.check(table.getValue()))
 				.replace("@@" + table.getKey() + "_index@@", TableNames.unqualified(table.getValue()));
 		}
-		Assert.state(!text.contains("@@"), () -> "Schema script " + script + " has placeholders with no table name");
-		return text;
+		String rendered = text;
+		Assert.state(!rendered.contains("@@"),
+				() -> "Schema script " + script + " has placeholders with no table name");
+		return rendered;
 	}
 
 	/**
