@@ -1,5 +1,6 @@
--- idempotency-core: the idempotency key table (default name).
-CREATE TABLE IF NOT EXISTS idempotency_key (
+-- idempotency-core: the idempotency key table. Placeholders: ${idempotency_key_table} is the
+-- table (idempotency.jdbc.idempotency-key-table), ${idempotency_key_index} its unqualified name.
+CREATE TABLE IF NOT EXISTS ${idempotency_key_table} (
     scope            text         NOT NULL,
     idempotency_key  varchar(255) NOT NULL,
     request_hash     varchar(64)  NOT NULL,
@@ -15,4 +16,4 @@ CREATE TABLE IF NOT EXISTS idempotency_key (
     PRIMARY KEY (scope, idempotency_key)
 );
 
-CREATE INDEX IF NOT EXISTS idempotency_key_expires_at_idx ON idempotency_key (expires_at);
+CREATE INDEX IF NOT EXISTS ${idempotency_key_index}_expires_at_idx ON ${idempotency_key_table} (expires_at);

@@ -1,5 +1,6 @@
--- idempotency-core: the processed-event table (default name).
-CREATE TABLE IF NOT EXISTS processed_event (
+-- idempotency-core: the processed-event table. Placeholders: ${processed_event_table} is the
+-- table (idempotency.jdbc.processed-event-table), ${processed_event_index} its unqualified name.
+CREATE TABLE IF NOT EXISTS ${processed_event_table} (
     consumer_group      text        NOT NULL,
     event_id            text        NOT NULL,
     processed_at        timestamptz NOT NULL DEFAULT now(),
@@ -7,4 +8,4 @@ CREATE TABLE IF NOT EXISTS processed_event (
     PRIMARY KEY (consumer_group, event_id)
 );
 
-CREATE INDEX IF NOT EXISTS processed_event_processed_at_idx ON processed_event (processed_at);
+CREATE INDEX IF NOT EXISTS ${processed_event_index}_processed_at_idx ON ${processed_event_table} (processed_at);

@@ -19,6 +19,9 @@ public final class OutboxSchema {
 	/** The schema script of the outbox table, on the class path. */
 	public static final String SCRIPT = "dev/idempotency/outbox/schema-postgresql.sql";
 
+	/** The Liquibase changelog of the outbox table, on the class path. */
+	public static final String CHANGELOG = "db/idempotency/liquibase/idempotency-outbox.xml";
+
 	private OutboxSchema() {
 	}
 

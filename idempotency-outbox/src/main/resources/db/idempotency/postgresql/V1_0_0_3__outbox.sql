@@ -1,5 +1,6 @@
--- idempotency-outbox: the outbox table (default name).
-CREATE TABLE IF NOT EXISTS outbox (
+-- idempotency-outbox: the outbox table. Placeholders: ${outbox_table} is the table
+-- (idempotency.outbox.table), ${outbox_index} its unqualified name.
+CREATE TABLE IF NOT EXISTS ${outbox_table} (
     id                       bigint       GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     destination              varchar(255) NOT NULL,
     message_key              varchar(255),
@@ -20,17 +21,17 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 
 -- The claim: keys with unpublished rows, the head of each key, its run.
-CREATE INDEX IF NOT EXISTS outbox_unpublished_idx ON outbox (destination, message_key, id)
+CREATE INDEX IF NOT EXISTS ${outbox_index}_unpublished_idx ON ${outbox_table} (destination, message_key, id)
     WHERE status <> 'PUBLISHED';
 
 -- The claim of rows without a message key (no order to keep).
-CREATE INDEX IF NOT EXISTS outbox_unkeyed_idx ON outbox (id)
+CREATE INDEX IF NOT EXISTS ${outbox_index}_unkeyed_idx ON ${outbox_table} (id)
     WHERE status = 'PENDING' AND message_key IS NULL;
 
 -- The reaper: claims whose lease has expired.
-CREATE INDEX IF NOT EXISTS outbox_lease_idx ON outbox (locked_until)
+CREATE INDEX IF NOT EXISTS ${outbox_index}_lease_idx ON ${outbox_table} (locked_until)
     WHERE status = 'PUBLISHING';
 
 -- Retention: old published rows.
-CREATE INDEX IF NOT EXISTS outbox_published_at_idx ON outbox (published_at)
+CREATE INDEX IF NOT EXISTS ${outbox_index}_published_at_idx ON ${outbox_table} (published_at)
     WHERE status = 'PUBLISHED';

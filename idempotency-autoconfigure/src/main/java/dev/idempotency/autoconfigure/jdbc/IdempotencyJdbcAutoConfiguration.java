@@ -13,11 +13,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.sql.autoconfigure.init.OnDatabaseInitializationCondition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -52,6 +54,20 @@ public final class IdempotencyJdbcAutoConfiguration {
 		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, properties, properties.getSchema(),
 				SchemaScripts.coreTables(properties.qualify(properties.getIdempotencyKeyTable()),
 						properties.qualify(properties.getProcessedEventTable())));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(FlywayConfigurationCustomizer.class)
+	static class FlywayConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyFlywayPlaceholders")
+		IdempotencyFlywayPlaceholders idempotencyFlywayPlaceholders(IdempotencyJdbcProperties properties) {
+			return new IdempotencyFlywayPlaceholders(SchemaScripts
+				.migrationPlaceholders(SchemaScripts.coreTables(properties.qualify(properties.getIdempotencyKeyTable()),
+						properties.qualify(properties.getProcessedEventTable()))));
+		}
+
 	}
 
 	static class OnIdempotencyDatabaseInitializationCondition extends OnDatabaseInitializationCondition {

@@ -6,6 +6,7 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyFlywayPlaceholders;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpoint;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpointSection;
@@ -13,6 +14,7 @@ import dev.idempotency.autoconfigure.ops.RetentionRule;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.BacklogProbe;
 import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.core.jdbc.TableProbe;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.Outbox;
@@ -36,6 +38,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -146,6 +149,20 @@ public final class IdempotencyOutboxAutoConfiguration {
 			IdempotencyJdbcProperties jdbcProperties) {
 		return OutboxDeadRows.deadProbe(jdbcProperties.qualify(properties.getTable()),
 				properties.getHealth().getMaxDeadRows());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(FlywayConfigurationCustomizer.class)
+	static class FlywayConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "outboxFlywayPlaceholders")
+		IdempotencyFlywayPlaceholders outboxFlywayPlaceholders(IdempotencyOutboxProperties properties,
+				IdempotencyJdbcProperties jdbcProperties) {
+			return new IdempotencyFlywayPlaceholders(SchemaScripts
+				.migrationPlaceholders(OutboxSchema.tables(jdbcProperties.qualify(properties.getTable()))));
+		}
+
 	}
 
 	static class OnOutboxDatabaseInitializationCondition extends OnDatabaseInitializationCondition {

@@ -18,8 +18,10 @@ import org.springframework.util.StreamUtils;
  * <p>
  * A script names each table by a placeholder: {@code @@name_table@@} for the table and
  * {@code @@name_index@@} for the unqualified name that prefixes its indexes. The Flyway
- * migrations under {@value #FLYWAY_LOCATION} create the same tables under their default
- * names.
+ * migrations under {@value #FLYWAY_LOCATION} and the Liquibase changelogs under
+ * {@code db/idempotency/liquibase} create the same tables, named by the placeholders
+ * {@code ${name_table}} and {@code ${name_index}}: {@link #migrationPlaceholders} gives
+ * their values.
  */
 public final class SchemaScripts {
 
@@ -28,6 +30,9 @@ public final class SchemaScripts {
 
 	/** The Flyway location of all migrations of the idempotency modules. */
 	public static final String FLYWAY_LOCATION = "classpath:db/idempotency/postgresql";
+
+	/** The Liquibase changelog of the idempotency-core tables, on the class path. */
+	public static final String CORE_CHANGELOG = "db/idempotency/liquibase/idempotency-core.xml";
 
 	private SchemaScripts() {
 	}
@@ -91,6 +96,25 @@ public final class SchemaScripts {
 	 */
 	public static Map<String, String> coreTables(String keyTable, String processedEventTable) {
 		return Map.of("idempotency_key", keyTable, "processed_event", processedEventTable);
+	}
+
+	/**
+	 * The placeholder values of the Flyway migrations and Liquibase changelogs for the
+	 * given tables: {@code name_table} for each table and {@code name_index} for its
+	 * unqualified name. Pass them to Flyway's {@code placeholders} or as Liquibase
+	 * changelog parameters; with Spring Boot the auto-configuration passes them to
+	 * Flyway.
+	 * @param tables table names by placeholder name, such as {@link #coreTables}
+	 * @return the placeholder values
+	 */
+	public static Map<String, String> migrationPlaceholders(Map<String, String> tables) {
+		Assert.notNull(tables, "tables must not be null");
+		Map<String, String> placeholders = new java.util.LinkedHashMap<>();
+		tables.forEach((name, table) -> {
+			placeholders.put(name + "_table", TableNames.check(table));
+			placeholders.put(name + "_index", TableNames.unqualified(table));
+		});
+		return placeholders;
 	}
 
 }

@@ -1,10 +1,20 @@
 package dev.idempotency.core.jdbc;
 
+import java.sql.Connection;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.KeyClaim;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestSchema;
+import liquibase.Contexts;
+import liquibase.LabelExpression;
+import liquibase.Liquibase;
+import liquibase.database.DatabaseFactory;
+import liquibase.database.jvm.JdbcConnection;
+import liquibase.resource.ClassLoaderResourceAccessor;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 
@@ -15,14 +25,19 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 
 class SchemaTests {
 
+	private static final Map<String, String> DEFAULT_TABLES = SchemaScripts.coreTables("idempotency_key",
+			"processed_event");
+
 	private static final String COLUMNS = """
 			SELECT table_name, column_name, data_type, is_nullable, character_maximum_length
 			FROM information_schema.columns WHERE table_schema = ? AND table_name NOT LIKE 'flyway%'
+			AND table_name NOT LIKE 'databasechangelog%'
 			ORDER BY table_name, ordinal_position
 			""";
 
 	private static final String INDEXES = """
 			SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename NOT LIKE 'flyway%'
+			AND tablename NOT LIKE 'databasechangelog%'
 			ORDER BY tablename, indexname
 			""";
 
@@ -34,12 +49,52 @@ class SchemaTests {
 				.dataSource(migrated.dataSource())
 				.schemas(migrated.getName())
 				.locations(SchemaScripts.FLYWAY_LOCATION)
+				.placeholders(SchemaScripts.migrationPlaceholders(DEFAULT_TABLES))
 				.load()
 				.migrate();
-			SchemaScripts
-				.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("idempotency_key", "processed_event"))
-				.execute(scripted.dataSource());
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, DEFAULT_TABLES).execute(scripted.dataSource());
 			assertThat(describe(migrated)).isNotEmpty().isEqualTo(describe(scripted));
+		}
+	}
+
+	@Test
+	void flywayMigrationsTakeNonDefaultTableNamesFromTheirPlaceholders() {
+		Map<String, String> tables = SchemaScripts.coreTables("keys_v2", "events_v2");
+		try (TestSchema migrated = TestDatabase.get().createSchema("flyway_names");
+				TestSchema scripted = TestDatabase.get().createSchema("script_names")) {
+			Flyway.configure()
+				.dataSource(migrated.dataSource())
+				.schemas(migrated.getName())
+				.locations(SchemaScripts.FLYWAY_LOCATION)
+				.placeholders(SchemaScripts.migrationPlaceholders(tables))
+				.load()
+				.migrate();
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, tables).execute(scripted.dataSource());
+			assertThat(describe(migrated)).isNotEmpty().isEqualTo(describe(scripted));
+			assertStoresWork(migrated, "keys_v2", "events_v2");
+		}
+	}
+
+	@Test
+	void liquibaseChangelogCreatesTheSameTablesAsTheSchemaScriptWithItsDefaultNames() throws Exception {
+		try (TestSchema migrated = TestDatabase.get().createSchema("liquibase");
+				TestSchema scripted = TestDatabase.get().createSchema("script_lb")) {
+			liquibaseUpdate(migrated, Map.of());
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, DEFAULT_TABLES).execute(scripted.dataSource());
+			assertThat(describe(migrated)).isNotEmpty().isEqualTo(describe(scripted));
+			assertStoresWork(migrated, "idempotency_key", "processed_event");
+		}
+	}
+
+	@Test
+	void liquibaseChangelogTakesTableNamesFromChangelogParameters() throws Exception {
+		Map<String, String> tables = SchemaScripts.coreTables("lb_keys", "lb_events");
+		try (TestSchema migrated = TestDatabase.get().createSchema("liquibase_names");
+				TestSchema scripted = TestDatabase.get().createSchema("script_lb_names")) {
+			liquibaseUpdate(migrated, SchemaScripts.migrationPlaceholders(tables));
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, tables).execute(scripted.dataSource());
+			assertThat(describe(migrated)).isNotEmpty().isEqualTo(describe(scripted));
+			assertStoresWork(migrated, "lb_keys", "lb_events");
 		}
 	}
 
@@ -73,6 +128,26 @@ class SchemaTests {
 			assertThatIllegalArgumentException()
 				.isThrownBy(() -> new JdbcIdempotencyKeyStore(new JdbcTemplate(), name));
 		}
+	}
+
+	@SuppressWarnings("deprecation")
+	private static void liquibaseUpdate(TestSchema schema, Map<String, String> parameters) throws Exception {
+		try (Connection connection = schema.dataSource().getConnection()) {
+			Liquibase liquibase = new Liquibase(SchemaScripts.CORE_CHANGELOG, new ClassLoaderResourceAccessor(),
+					DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(connection)));
+			parameters.forEach(liquibase::setChangeLogParameter);
+			liquibase.update(new Contexts(), new LabelExpression());
+		}
+	}
+
+	private static void assertStoresWork(TestSchema schema, String keyTable, String eventTable) {
+		JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+		JdbcIdempotencyKeyStore keys = new JdbcIdempotencyKeyStore(jdbc, keyTable);
+		assertThat(keys.claim(new KeyClaim("", "k1", "h", Duration.ofSeconds(5), Duration.ofHours(1))))
+			.isInstanceOf(ClaimResult.Claimed.class);
+		JdbcProcessedEventStore events = new JdbcProcessedEventStore(jdbc, eventTable);
+		assertThat(events.markProcessed("g", "e1")).isTrue();
+		assertThat(events.markProcessed("g", "e1")).isFalse();
 	}
 
 	private static List<Map<String, Object>> describe(TestSchema schema) {
