@@ -12,7 +12,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class IdempotencyKafkaProperties {
 
 	/**
-	 * Whether to apply {@code @IdempotentListener}.
+	 * Whether to apply @IdempotentListener.
 	 */
 	private boolean enabled = true;
 
