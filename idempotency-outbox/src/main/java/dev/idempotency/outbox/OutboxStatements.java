@@ -131,10 +131,14 @@ final class OutboxStatements {
 						          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
 						""",
 				table);
+		// The marks find their rows by id through the primary key, the status compared
+		// through an expression for the same reason as in the claim: on statistics of an
+		// empty table, a walk of a partial index that looks empty reads the whole backlog
+		// for every batch.
 		this.published = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
-				WHERE id = ANY (?) AND locked_by = ? AND status = ?
+				WHERE id = ANY (?) AND locked_by = ? AND (status || '') = ?
 				""", table);
 		// Rows that failed (back to PENDING after a backoff, or DEAD) and rows handed
 		// back
@@ -146,7 +150,7 @@ final class OutboxStatements {
 				    last_error = coalesce(f.error, t.last_error), locked_by = NULL, locked_until = NULL
 				FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[], ?::boolean[])
 				     AS f (id, status, delay_millis, error, sent)
-				WHERE t.id = f.id AND t.locked_by = ? AND t.status = ?
+				WHERE t.id = f.id AND t.locked_by = ? AND (t.status || '') = ?
 				""", table);
 		this.reap = TableNames.render("""
 				UPDATE %TABLE%

@@ -1,5 +1,6 @@
 package dev.idempotency.outbox;
 
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the table to a set of its rows on such an estimate rescans the set once per row of the
  * burst: about a minute per claim. The tests compare the buffers that the visit of the
  * keys and the claim read on two tables with the same burst, one analysed before it and
- * one after, as {@code EXPLAIN (ANALYZE, BUFFERS)} reports them: a measure of the work
- * that does not depend on the machine's load.
+ * one after, and the buffers that the mark of the claimed batch reads, as
+ * {@code EXPLAIN (ANALYZE, BUFFERS)} reports them: a measure of the work that does not
+ * depend on the machine's load.
  */
 @PostgresTest
 class OutboxBurstTests {
@@ -49,7 +51,7 @@ class OutboxBurstTests {
 
 	@ParameterizedTest(name = "{0} keys")
 	@ValueSource(ints = { 200, BURST })
-	void aBurstIntoAnOutboxAnalysedWhileEmptyIsClaimedWithAsLittleWorkAsWithFreshStatistics(int keys) {
+	void aBurstIntoAnOutboxAnalysedWhileEmptyIsClaimedAndMarkedWithAsLittleWorkAsWithFreshStatistics(int keys) {
 		String stale = "burst_stale_outbox_" + keys;
 		String fresh = "burst_fresh_outbox_" + keys;
 		OutboxTestSupport.createTable(this.dataSource, stale);
@@ -75,6 +77,8 @@ class OutboxBurstTests {
 			.isLessThanOrEqualTo(3 * freshWork.visit() + 1000);
 		assertThat(staleWork.claim()).as("buffers the claim reads, stale against fresh statistics (%s)", freshWork)
 			.isLessThanOrEqualTo(3 * freshWork.claim() + 1000);
+		assertThat(staleWork.mark()).as("buffers the mark reads, stale against fresh statistics (%s)", freshWork)
+			.isLessThanOrEqualTo(3 * freshWork.mark() + 1000);
 		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
 			.table(stale)
 			.batchSize(BATCH)
@@ -94,7 +98,7 @@ class OutboxBurstTests {
 
 	/**
 	 * The buffers read by the first visit and claim of a relay, in a transaction that
-	 * rolls back.
+	 * rolls back, and by the mark of the batch a second claim takes, rolled back too.
 	 */
 	private Work claimWork(String table) {
 		RelayClaims claims = new RelayClaims(this.jdbc, new OutboxStatements(table), BATCH, "burst-test",
@@ -104,7 +108,22 @@ class OutboxBurstTests {
 			return claims.explainClaim("PUBLISHING");
 		});
 		assertThat(plans).hasSize(2);
-		return new Work(buffers(plans.get(0)), buffers(plans.get(1)));
+		// The mark of a claimed batch, in a transaction that rolls back the claim as
+		// well.
+		OutboxStatements sql = new OutboxStatements(table);
+		String markPlan = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
+			status.setRollbackOnly();
+			List<Long> claimed = claims.claim("PUBLISHING").stream().map(RelayClaims.ClaimedRow::id).toList();
+			return this.jdbc.query((connection) -> {
+				PreparedStatement statement = connection
+					.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql.published);
+				statement.setArray(1, connection.createArrayOf("bigint", claimed.toArray()));
+				statement.setString(2, "burst-test");
+				statement.setString(3, "PUBLISHING");
+				return statement;
+			}, (rs, row) -> rs.getString(1)).get(0);
+		});
+		return new Work(buffers(plans.get(0)), buffers(plans.get(1)), buffers(markPlan));
 	}
 
 	private static long buffers(String plan) {
@@ -112,7 +131,7 @@ class OutboxBurstTests {
 		return top.get("Shared Hit Blocks").asLong() + top.get("Shared Read Blocks").asLong();
 	}
 
-	record Work(long visit, long claim) {
+	record Work(long visit, long claim, long mark) {
 
 	}
 
