@@ -72,7 +72,9 @@ public final class Benchmarks {
 		try (TestSchema schema = TestDatabase.get().createSchema("bench_outbox");
 				HikariDataSource dataSource = pool(schema, 4)) {
 			OutboxDrain drain = new OutboxDrain(dataSource, TestKafkaBroker.get());
-			out.printf("%nOutbox: draining a backlog of %d rows over 200 keys to Kafka, %d rounds%n", rows, rounds);
+			out.printf(
+					"%nOutbox: draining a backlog of %d rows over 200 keys and with one key per row to Kafka, %d rounds%n",
+					rows, rounds);
 			drain.run(Math.min(rows, 2_000));
 			Map<String, List<Double>> results = new LinkedHashMap<>();
 			for (int round = 0; round < rounds; round++) {

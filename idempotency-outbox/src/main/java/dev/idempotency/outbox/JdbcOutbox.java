@@ -1,7 +1,11 @@
 package dev.idempotency.outbox;
 
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 
@@ -10,6 +14,7 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.jdbc.core.BatchPreparedStatementSetter;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.support.GeneratedKeyHolder;
@@ -20,7 +25,8 @@ import org.springframework.util.Assert;
 
 /**
  * {@link Outbox} on PostgreSQL: one {@code INSERT} per message, on the connection of the
- * caller's transaction, which must be a transaction of the outbox's {@link DataSource}.
+ * caller's transaction, which must be a transaction of the outbox's {@link DataSource};
+ * {@link #appendAll(Collection)} sends the inserts of many messages as one JDBC batch.
  * <p>
  * The insert first takes a transaction-scoped lock on the message's key, so that a second
  * transaction appending to the same key waits until the first has committed or rolled
@@ -103,32 +109,85 @@ public class JdbcOutbox implements Outbox {
 	public long append(OutboxEvent message) {
 		Assert.notNull(message, "message must not be null");
 		checkTransaction();
-		Predicate<String> deliverable = this.deliverable;
-		if (deliverable != null && !deliverable.test(message.getDestination())) {
-			throw new IllegalStateException("No outbox destination delivers '" + message.getDestination()
-					+ "': the row would never be published. " + this.undeliverableRemedy);
-		}
-		Object payload = message.getPayload();
-		byte[] bytes = (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
+		checkDeliverable(message);
+		byte[] bytes = payload(message);
 		KeyHolder keys = new GeneratedKeyHolder();
 		this.jdbc.update((connection) -> {
-			var statement = connection.prepareStatement(this.sql.insert, new String[] { "id" });
-			statement.setString(1, message.getDestination());
-			statement.setString(2, message.getMessageKey());
-			statement.setBytes(3, bytes);
-			statement.setString(4, HeaderLines.encode(message.getHeaders()));
-			statement.setString(5, message.getEventId());
-			statement.setString(6, message.getEventType());
-			statement.setString(7, message.getIdempotencyKey());
-			statement.setString(8, message.getMessageKey());
-			statement.setString(9, message.getMessageKey());
-			statement.setString(10, message.getDestination());
+			PreparedStatement statement = connection.prepareStatement(this.sql.insert, new String[] { "id" });
+			bind(statement, message, bytes);
 			return statement;
 		}, keys);
 		registerWakeUp();
 		Number id = keys.getKey();
 		Assert.state(id != null, "The outbox insert returned no id");
 		return id.longValue();
+	}
+
+	/**
+	 * Append messages with one JDBC batch of the insert that {@link #append(OutboxEvent)}
+	 * runs, in the order of the collection. Every message is checked and serialized
+	 * before anything is written.
+	 */
+	@Override
+	public List<Long> appendAll(Collection<OutboxEvent> messages) {
+		Assert.notNull(messages, "messages must not be null");
+		Assert.noNullElements(messages, "messages must not contain null");
+		checkTransaction();
+		List<OutboxEvent> events = List.copyOf(messages);
+		if (events.isEmpty()) {
+			return List.of();
+		}
+		events.forEach(this::checkDeliverable);
+		List<byte[]> payloads = events.stream().map(this::payload).toList();
+		KeyHolder keys = new GeneratedKeyHolder();
+		this.jdbc.batchUpdate((connection) -> connection.prepareStatement(this.sql.insert, new String[] { "id" }),
+				new BatchPreparedStatementSetter() {
+
+					@Override
+					public void setValues(PreparedStatement statement, int index) throws SQLException {
+						bind(statement, events.get(index), payloads.get(index));
+					}
+
+					@Override
+					public int getBatchSize() {
+						return events.size();
+					}
+
+				}, keys);
+		registerWakeUp();
+		List<Long> ids = new ArrayList<>(events.size());
+		for (Map<String, Object> row : keys.getKeyList()) {
+			ids.add(((Number) row.get("id")).longValue());
+		}
+		Assert.state(ids.size() == events.size(),
+				() -> "The outbox insert returned " + ids.size() + " ids for " + events.size() + " messages");
+		return ids;
+	}
+
+	private void checkDeliverable(OutboxEvent message) {
+		Predicate<String> deliverable = this.deliverable;
+		if (deliverable != null && !deliverable.test(message.getDestination())) {
+			throw new IllegalStateException("No outbox destination delivers '" + message.getDestination()
+					+ "': the row would never be published. " + this.undeliverableRemedy);
+		}
+	}
+
+	private byte[] payload(OutboxEvent message) {
+		Object payload = message.getPayload();
+		return (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
+	}
+
+	private static void bind(PreparedStatement statement, OutboxEvent message, byte[] payload) throws SQLException {
+		statement.setString(1, message.getDestination());
+		statement.setString(2, message.getMessageKey());
+		statement.setBytes(3, payload);
+		statement.setString(4, HeaderLines.encode(message.getHeaders()));
+		statement.setString(5, message.getEventId());
+		statement.setString(6, message.getEventType());
+		statement.setString(7, message.getIdempotencyKey());
+		statement.setString(8, message.getMessageKey());
+		statement.setString(9, message.getMessageKey());
+		statement.setString(10, message.getDestination());
 	}
 
 	/**

@@ -1,5 +1,9 @@
 package dev.idempotency.outbox;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,6 +19,22 @@ public interface Outbox {
 	 * @throws IllegalStateException when no transaction is active
 	 */
 	long append(OutboxEvent message);
+
+	/**
+	 * Append messages in the current transaction, in the order of the collection: rows of
+	 * one key are published in that order. {@link JdbcOutbox} writes them with one JDBC
+	 * batch, a round trip for the whole collection instead of one per message.
+	 * @param messages the messages
+	 * @return the ids of the outbox rows, in the order of the messages
+	 * @throws IllegalStateException when no transaction is active; nothing is written
+	 */
+	default List<Long> appendAll(Collection<OutboxEvent> messages) {
+		List<Long> ids = new ArrayList<>(messages.size());
+		for (OutboxEvent message : messages) {
+			ids.add(append(message));
+		}
+		return ids;
+	}
 
 	/**
 	 * Append a message with a payload serialized as JSON, a random event id and an

@@ -37,61 +37,71 @@ final class OutboxStatements {
 				             END) AS key_lock
 				""", table);
 		// A loose index scan: one index probe per distinct key with unpublished rows,
-		// starting after a cursor so that every key gets its turn.
+		// starting after a cursor so that every key gets its turn. The first entry of a
+		// key in the (destination, message_key, id) index of unpublished rows is its
+		// head,
+		// so each probe also returns the head's id. Every probe is a row comparison with
+		// the index's own order: no plan but a walk of that index serves it, whatever the
+		// statistics say.
 		this.visitKeys = TableNames.render("""
 				WITH RECURSIVE keys AS (
-				    (SELECT destination, message_key FROM %TABLE%
+				    (SELECT destination, message_key, id FROM %TABLE%
 				     WHERE status <> 'PUBLISHED' AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
-				     ORDER BY destination, message_key LIMIT 1)
+				     ORDER BY destination, message_key, id LIMIT 1)
 				    UNION ALL
-				    SELECT n.destination, n.message_key
+				    SELECT n.destination, n.message_key, n.id
 				    FROM keys k CROSS JOIN LATERAL (
-				        SELECT o.destination, o.message_key FROM %TABLE% o
+				        SELECT o.destination, o.message_key, o.id FROM %TABLE% o
 				        WHERE o.status <> 'PUBLISHED' AND o.message_key IS NOT NULL
 				          AND (o.destination, o.message_key) > (k.destination, k.message_key)
-				        ORDER BY o.destination, o.message_key LIMIT 1) n
+				        ORDER BY o.destination, o.message_key, o.id LIMIT 1) n
 				)
-				SELECT destination, message_key FROM keys LIMIT ?
+				SELECT destination, message_key, id FROM keys LIMIT ?
 				""", table);
-		// For each visited key: its earliest unpublished row is the head, and the key is
-		// claimable only when the head is PENDING and due. Locking the head (SKIP LOCKED)
-		// makes the key ours for this transaction; the locked row is re-checked against
-		// its latest version, so a head that another relay claimed meanwhile drops out.
-		// The run is the head and the rows after it, up to the first one not PENDING and
-		// due. When fewer keys than a batch would fill the batch with fair shares, only
-		// the older half of them (by head) is taken, with runs twice as long, so that
-		// another relay finds keys to deliver at the same time. Runs are interleaved by
-		// position, so that one long key cannot crowd the others out of a batch, and cut
-		// to the batch size, which keeps every run a prefix. Every claimed row counts a
-		// send.
+		// The heads found by the visit, by id: a key is claimable only when its head is
+		// PENDING and due. A head stays its key's head until it is PUBLISHED (a later
+		// append to the key commits after it and draws a higher id), and locking it (SKIP
+		// LOCKED) re-checks its latest version: a head that another relay claimed or
+		// published since the visit drops out, and the key is ours for this transaction.
+		// The run is the head and the rows after it in the same index, up to the first
+		// one not PENDING and due, or of another key. When fewer keys than a batch would
+		// fill the batch with fair shares, only the older half of them (by head) is
+		// taken, with runs twice as long, so that another relay finds keys to deliver at
+		// the same time. Runs are interleaved by position, so that one long key cannot
+		// crowd the others out of a batch, and cut to the batch size, which keeps every
+		// run a prefix. Every claimed row counts a send.
+		//
+		// The plan must not depend on the statistics: an outbox is empty or fully
+		// published most of the time, its statistics say so, and a burst of thousands of
+		// rows is then estimated at one. So the statement never joins the table to a set
+		// the planner could put on the inner side: heads and claimed rows are looked up
+		// by id arrays through the primary key, and the runs walk the index from each
+		// head
+		// with a limit. The status of a looked-up row is compared through an expression,
+		// (status || '') = 'PENDING', so that no partial index can serve the lookup: on
+		// those statistics a partial index looks empty, and a walk of all of it checking
+		// each row against the batch's ids reads the whole backlog for every claim.
 		this.claim = TableNames.render(
 				"""
-						WITH firsts AS (
-						    SELECT f.id FROM unnest(?::text[], ?::text[]) AS v (destination, message_key)
-						    CROSS JOIN LATERAL (
-						        SELECT o.id, o.status, o.available_at FROM %TABLE% o
-						        WHERE o.destination = v.destination AND o.message_key = v.message_key
-						          AND o.status <> 'PUBLISHED'
-						        ORDER BY o.id LIMIT 1) f
-						    WHERE f.status = 'PENDING' AND f.available_at <= now()
-						),
-						heads AS (
+						WITH heads AS MATERIALIZED (
 						    SELECT o.id, o.destination, o.message_key FROM %TABLE% o
-						    WHERE o.id IN (SELECT id FROM firsts) AND o.status = 'PENDING' AND o.available_at <= now()
+						    WHERE o.id = ANY (?::bigint[]) AND (o.status || '') = 'PENDING' AND o.available_at <= now()
 						    FOR UPDATE SKIP LOCKED
 						),
-						runs AS (
+						runs AS MATERIALIZED (
 						    SELECT r.id, h.id AS head, r.position FROM heads h
 						    CROSS JOIN LATERAL (
-						        SELECT x.id, row_number() OVER (ORDER BY x.id) AS position,
-						               bool_and(x.due) OVER (ORDER BY x.id) AS due
-						        FROM (SELECT o.id, (o.status = 'PENDING' AND o.available_at <= now()) AS due
+						        SELECT x.id, row_number() OVER w AS position, bool_and(x.due) OVER w AS due
+						        FROM (SELECT o.id, o.destination, o.message_key,
+						                     (o.destination = h.destination AND o.message_key = h.message_key
+						                      AND o.status = 'PENDING' AND o.available_at <= now()) AS due
 						              FROM %TABLE% o
-						              WHERE o.destination = h.destination AND o.message_key = h.message_key
-						                AND o.id >= h.id AND o.status <> 'PUBLISHED'
-						              ORDER BY o.id
+						              WHERE (o.destination, o.message_key, o.id) >= (h.destination, h.message_key, h.id)
+						                AND o.status <> 'PUBLISHED' AND o.message_key IS NOT NULL
+						              ORDER BY o.destination, o.message_key, o.id
 						              LIMIT (SELECT ceil(?::float8 / greatest(CASE WHEN ? THEN ceil(count(*) / 2.0) ELSE count(*) END, 1))::int
-						                     FROM heads)) x) r
+						                     FROM heads)) x
+						        WINDOW w AS (ORDER BY x.destination, x.message_key, x.id)) r
 						    WHERE r.due
 						),
 						taken AS (
@@ -101,13 +111,13 @@ final class OutboxStatements {
 						                THEN percentile_disc(0.5) WITHIN GROUP (ORDER BY id) ELSE max(id) END AS last_head
 						    FROM heads
 						),
-						unkeyed AS (
+						unkeyed AS MATERIALIZED (
 						    SELECT o.id, o.id AS head, 1::bigint AS position FROM %TABLE% o
 						    WHERE o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
 						    ORDER BY o.id LIMIT ?
 						    FOR UPDATE SKIP LOCKED
 						),
-						chosen AS (
+						chosen AS MATERIALIZED (
 						    SELECT c.id FROM (SELECT id, head, position FROM runs WHERE head <= (SELECT last_head FROM taken)
 						                      UNION ALL SELECT id, head, position FROM unkeyed) c
 						    ORDER BY c.position, c.head LIMIT ?
@@ -115,17 +125,20 @@ final class OutboxStatements {
 						UPDATE %TABLE% t
 						SET status = ?, locked_by = ?, locked_until = now() + ? * interval '1 millisecond',
 						    attempts = t.attempts + 1
-						FROM chosen c
-						WHERE t.id = c.id AND t.status = 'PENDING'
+						WHERE t.id = ANY (ARRAY(SELECT id FROM chosen)) AND (t.status || '') = 'PENDING'
 						RETURNING t.id, t.destination, t.message_key, t.payload, t.headers, t.event_id, t.event_type,
 						          t.idempotency_key, t.attempts, t.attempts_before_redrive, t.created_at,
 						          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
 						""",
 				table);
+		// The marks find their rows by id through the primary key, the status compared
+		// through an expression for the same reason as in the claim: on statistics of an
+		// empty table, a walk of a partial index that looks empty reads the whole backlog
+		// for every batch.
 		this.published = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
-				WHERE id = ANY (?) AND locked_by = ? AND status = ?
+				WHERE id = ANY (?) AND locked_by = ? AND (status || '') = ?
 				""", table);
 		// Rows that failed (back to PENDING after a backoff, or DEAD) and rows handed
 		// back
@@ -137,7 +150,7 @@ final class OutboxStatements {
 				    last_error = coalesce(f.error, t.last_error), locked_by = NULL, locked_until = NULL
 				FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[], ?::boolean[])
 				     AS f (id, status, delay_millis, error, sent)
-				WHERE t.id = f.id AND t.locked_by = ? AND t.status = ?
+				WHERE t.id = f.id AND t.locked_by = ? AND (t.status || '') = ?
 				""", table);
 		this.reap = TableNames.render("""
 				UPDATE %TABLE%

@@ -1,5 +1,6 @@
 package dev.idempotency.outbox;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -53,47 +54,66 @@ final class RelayClaims {
 	 * @return the claimed rows, in id order
 	 */
 	List<ClaimedRow> claim(String claimedStatus) {
-		List<String[]> keys = visitKeys();
-		boolean fewKeys = keys.size() < this.batchSize;
+		List<VisitedKey> keys = visitKeys();
 		List<ClaimedRow> batch = new ArrayList<>();
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.claim);
-			statement.setArray(1, connection.createArrayOf("text", keys.stream().map((key) -> key[0]).toArray()));
-			statement.setArray(2, connection.createArrayOf("text", keys.stream().map((key) -> key[1]).toArray()));
-			statement.setInt(3, this.batchSize);
-			statement.setBoolean(4, fewKeys);
-			statement.setBoolean(5, fewKeys);
-			statement.setInt(6, this.batchSize);
-			statement.setInt(7, this.batchSize);
-			statement.setInt(8, this.batchSize);
-			statement.setInt(9, this.batchSize);
-			statement.setString(10, claimedStatus);
-			statement.setString(11, this.owner);
-			statement.setLong(12, this.lease.toMillis());
-			return statement;
-		}, (rs) -> {
+		this.jdbc.query((connection) -> claimStatement(connection, this.sql.claim, keys, claimedStatus), (rs) -> {
 			batch.add(claimed(rs));
 		});
 		batch.sort(Comparator.comparingLong((row) -> row.message().id()));
 		return batch;
 	}
 
-	private List<String[]> visitKeys() {
-		List<String[]> keys = visitKeys(this.cursorDestination, this.cursorKey, this.batchSize);
+	/**
+	 * Plan and run the claim as {@link #claim(String)} does, inside {@code EXPLAIN
+	 * (ANALYZE, BUFFERS, FORMAT JSON)}, so that a test sees how much of the table a claim
+	 * reads. It claims what a claim would: run it in a transaction that rolls back.
+	 * @return the plan of the visit of the keys and the plan of the claim
+	 */
+	List<String> explainClaim(String claimedStatus) {
+		String explain = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ";
+		List<String> plans = new ArrayList<>(this.jdbc.queryForList(explain + this.sql.visitKeys, String.class,
+				this.cursorDestination, this.cursorKey, this.batchSize));
+		List<VisitedKey> keys = visitKeys();
+		plans.addAll(this.jdbc.query(
+				(connection) -> claimStatement(connection, explain + this.sql.claim, keys, claimedStatus),
+				(rs, row) -> rs.getString(1)));
+		return plans;
+	}
+
+	private PreparedStatement claimStatement(Connection connection, String claimSql, List<VisitedKey> keys,
+			String claimedStatus) throws SQLException {
+		boolean fewKeys = keys.size() < this.batchSize;
+		PreparedStatement statement = connection.prepareStatement(claimSql);
+		statement.setArray(1, connection.createArrayOf("bigint", keys.stream().map(VisitedKey::head).toArray()));
+		statement.setInt(2, this.batchSize);
+		statement.setBoolean(3, fewKeys);
+		statement.setBoolean(4, fewKeys);
+		statement.setInt(5, this.batchSize);
+		statement.setInt(6, this.batchSize);
+		statement.setInt(7, this.batchSize);
+		statement.setInt(8, this.batchSize);
+		statement.setString(9, claimedStatus);
+		statement.setString(10, this.owner);
+		statement.setLong(11, this.lease.toMillis());
+		return statement;
+	}
+
+	private List<VisitedKey> visitKeys() {
+		List<VisitedKey> keys = visitKeys(this.cursorDestination, this.cursorKey, this.batchSize);
 		boolean full = keys.size() >= this.batchSize;
 		if (!full && !this.cursorDestination.isEmpty()) {
 			Set<String> seen = new HashSet<>();
-			keys.forEach((key) -> seen.add(key[0] + '\u0000' + key[1]));
-			for (String[] key : visitKeys("", "", this.batchSize - keys.size())) {
-				if (seen.add(key[0] + '\u0000' + key[1])) {
+			keys.forEach((key) -> seen.add(key.destination() + '\u0000' + key.messageKey()));
+			for (VisitedKey key : visitKeys("", "", this.batchSize - keys.size())) {
+				if (seen.add(key.destination() + '\u0000' + key.messageKey())) {
 					keys.add(key);
 				}
 			}
 		}
 		if (full) {
-			String[] last = keys.get(keys.size() - 1);
-			this.cursorDestination = last[0];
-			this.cursorKey = last[1];
+			VisitedKey last = keys.get(keys.size() - 1);
+			this.cursorDestination = last.destination();
+			this.cursorKey = last.messageKey();
 		}
 		else {
 			this.cursorDestination = "";
@@ -102,9 +122,10 @@ final class RelayClaims {
 		return keys;
 	}
 
-	private List<String[]> visitKeys(String fromDestination, String fromKey, int limit) {
+	private List<VisitedKey> visitKeys(String fromDestination, String fromKey, int limit) {
 		return new ArrayList<>(this.jdbc.query(this.sql.visitKeys,
-				(rs, row) -> new String[] { rs.getString(1), rs.getString(2) }, fromDestination, fromKey, limit));
+				(rs, row) -> new VisitedKey(rs.getString(1), rs.getString(2), rs.getLong(3)), fromDestination, fromKey,
+				limit));
 	}
 
 	private static ClaimedRow claimed(ResultSet rs) throws SQLException {
@@ -116,6 +137,13 @@ final class RelayClaims {
 				rs.getString("event_id"), rs.getString("event_type"), rs.getString("idempotency_key"), sends - 1,
 				rs.getTimestamp("created_at").toInstant());
 		return new ClaimedRow(message, rs.getLong("age_millis"), sends - rs.getInt("attempts_before_redrive"));
+	}
+
+	/**
+	 * A key with unpublished rows and the id of its earliest one, its head.
+	 */
+	private record VisitedKey(String destination, String messageKey, long head) {
+
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package dev.idempotency.outbox;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -103,6 +105,59 @@ class OutboxAppendTests {
 			assertThat(wakeUps).hasValue(0);
 		});
 		assertThat(wakeUps).hasValue(1);
+	}
+
+	@Test
+	void appendAllWritesEveryMessageInTheGivenOrderAndReturnsTheirIds() {
+		AtomicInteger wakeUps = new AtomicInteger();
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.jdbc.getDataSource(), "append_outbox");
+		outbox.afterCommit(wakeUps::incrementAndGet);
+		List<OutboxEvent> events = new ArrayList<>();
+		for (int i = 0; i < 500; i++) {
+			events.add(OutboxEvent.to("orders")
+				.key("batch-" + (i % 7))
+				.payload(new OrderPlaced("batch-order-" + i, i))
+				.eventId("batch-evt-" + i)
+				.header("n", Integer.toString(i))
+				.build());
+		}
+		List<Long> ids = this.transactions.execute((status) -> outbox.appendAll(events));
+		assertThat(ids).hasSize(500).isSorted().doesNotHaveDuplicates();
+		List<Map<String, Object>> rows = this.jdbc
+			.queryForList("SELECT id, message_key, event_id, headers, payload, status FROM append_outbox"
+					+ " WHERE event_id LIKE 'batch-evt-%' ORDER BY id");
+		assertThat(rows).extracting((row) -> row.get("id")).containsExactlyElementsOf(ids);
+		for (int i = 0; i < 500; i++) {
+			assertThat(rows.get(i)).containsEntry("event_id", "batch-evt-" + i)
+				.containsEntry("message_key", "batch-" + (i % 7))
+				.containsEntry("headers", "n: " + i + "\n")
+				.containsEntry("status", "PENDING");
+			assertThat(new String((byte[]) rows.get(i).get("payload")))
+				.isEqualTo("{\"orderId\":\"batch-order-" + i + "\",\"total\":" + i + "}");
+		}
+		assertThat(wakeUps).hasValue(1);
+	}
+
+	@Test
+	void appendAllOutsideATransactionFailsAndWritesNothing() {
+		long before = count();
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.outbox.appendAll(List.of(OutboxEvent.to("orders").payload(Map.of("n", 1)).build())))
+			.withMessageContaining("requires an active transaction");
+		assertThat(count()).isEqualTo(before);
+	}
+
+	@Test
+	void appendAllWithOneUndeliverableMessageWritesNoneOfThem() {
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.jdbc.getDataSource(), "append_outbox");
+		outbox.setDestinationCheck("orders"::equals, "Add a destination.");
+		long before = count();
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.transactions.executeWithoutResult(
+					(status) -> outbox.appendAll(List.of(OutboxEvent.to("orders").payload(Map.of("n", 1)).build(),
+							OutboxEvent.to("nowhere").payload(Map.of("n", 2)).build()))))
+			.withMessageContaining("nowhere");
+		assertThat(count()).isEqualTo(before);
 	}
 
 	private long count() {

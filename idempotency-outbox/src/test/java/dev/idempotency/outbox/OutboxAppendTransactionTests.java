@@ -1,5 +1,6 @@
 package dev.idempotency.outbox;
 
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -81,6 +82,23 @@ class OutboxAppendTransactionTests {
 				outbox.append("orders", "order-2", Map.of("n", 2));
 			})).withMessageContaining("DataSource");
 			assertThat(count("order-2")).isZero();
+		}
+		finally {
+			other.destroy();
+		}
+	}
+
+	@Test
+	void appendAllUnderATransactionOfAnotherDataSourceIsRefusedAndWritesNothing() {
+		SingleConnectionDataSource other = OutboxTestSupport.ownConnection(this.schema);
+		try {
+			TransactionTemplate otherTransactions = new TransactionTemplate(new DataSourceTransactionManager(other));
+			JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, "tx_outbox");
+			assertThatIllegalStateException().isThrownBy(() -> otherTransactions.executeWithoutResult((status) -> {
+				outbox.appendAll(List.of(OutboxEvent.to("orders").key("order-4").payload(Map.of("n", 4)).build(),
+						OutboxEvent.to("orders").key("order-4").payload(Map.of("n", 5)).build()));
+			})).withMessageContaining("DataSource");
+			assertThat(count("order-4")).isZero();
 		}
 		finally {
 			other.destroy();

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import javax.sql.DataSource;
 
@@ -38,7 +39,15 @@ class OutboxCommitOrderTests {
 
 	@Test
 	void twoTransactionsAppendingToOneKeyArePublishedInTheOrderTheyCommitted() throws Exception {
-		String table = "commit_order_outbox";
+		publishedInCommitOrder("commit_order_outbox", false);
+	}
+
+	@Test
+	void twoTransactionsAppendingBatchesToOneKeyArePublishedInTheOrderTheyCommitted() throws Exception {
+		publishedInCommitOrder("commit_order_batch_outbox", true);
+	}
+
+	private void publishedInCommitOrder(String table, boolean batches) throws Exception {
 		OutboxTestSupport.createTable(this.dataSource, table);
 		List<String> commits = new CopyOnWriteArrayList<>();
 		SingleConnectionDataSource firstConnection = OutboxTestSupport.ownConnection(this.schema);
@@ -50,7 +59,7 @@ class OutboxCommitOrderTests {
 			CompletableFuture<Void> second = new CompletableFuture<>();
 			CompletableFuture<Void> first = CompletableFuture
 				.runAsync(() -> OutboxTestSupport.transactions(firstConnection).executeWithoutResult((status) -> {
-					append(firstConnection, table, "first");
+					append(firstConnection, table, "first", batches);
 					firstAppended.countDown();
 					// The first transaction, which appended first, commits only once the
 					// second has committed or is waiting for it.
@@ -62,7 +71,7 @@ class OutboxCommitOrderTests {
 			assertThat(firstAppended.await(30, TimeUnit.SECONDS)).isTrue();
 			CompletableFuture
 				.runAsync(() -> OutboxTestSupport.transactions(secondConnection)
-					.executeWithoutResult((status) -> append(secondConnection, table, "second")))
+					.executeWithoutResult((status) -> append(secondConnection, table, "second", batches)))
 				.whenComplete((result, error) -> {
 					if (error != null) {
 						second.completeExceptionally(error);
@@ -80,20 +89,36 @@ class OutboxCommitOrderTests {
 		}
 		List<String> published = new CopyOnWriteArrayList<>();
 		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination((messages, timeout) -> {
-			messages.forEach((message) -> published.add(new String(message.payload(), StandardCharsets.UTF_8)));
+			messages.stream()
+				.filter((message) -> "order-1".equals(message.messageKey()))
+				.forEach((message) -> published.add(new String(message.payload(), StandardCharsets.UTF_8)));
 			return Map.of();
 		}).build();
 		while (relay.runOnce() > 0) {
 			// drain
 		}
 		assertThat(commits).hasSize(2);
+		List<String> expected = batches
+				? commits.stream().flatMap((commit) -> Stream.of(commit + "-1", commit + "-2")).toList() : commits;
 		assertThat(published).as("published order, against the commit order " + commits)
-			.containsExactlyElementsOf(commits);
+			.containsExactlyElementsOf(expected);
 	}
 
-	private static void append(DataSource dataSource, String table, String payload) {
-		OutboxTestSupport.outbox(dataSource, table)
-			.append(OutboxEvent.to("orders").key("order-1").payload(payload.getBytes(StandardCharsets.UTF_8)).build());
+	private static void append(DataSource dataSource, String table, String payload, boolean batch) {
+		JdbcOutbox outbox = OutboxTestSupport.outbox(dataSource, table);
+		if (batch) {
+			// A key of this transaction alone first: the lock of order-1 is taken by its
+			// own inserts within the batch.
+			outbox.appendAll(List.of(OutboxEvent.to("orders").key("other-" + payload).payload(new byte[] { 0 }).build(),
+					event(payload + "-1"), event(payload + "-2")));
+		}
+		else {
+			outbox.append(event(payload));
+		}
+	}
+
+	private static OutboxEvent event(String payload) {
+		return OutboxEvent.to("orders").key("order-1").payload(payload.getBytes(StandardCharsets.UTF_8)).build();
 	}
 
 	private boolean waitsForALock(int pid) {
