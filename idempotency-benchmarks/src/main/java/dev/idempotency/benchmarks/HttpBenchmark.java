@@ -34,7 +34,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 public final class HttpBenchmark {
 
-	private static final int REPLAY_KEYS = 64;
+	// Every client replays keys of its own, or with -Dbenchmark.replay-keys=1 all of them
+	// one key, the way a load tool repeating one request does.
+	private static final int REPLAY_KEYS = Integer.getInteger("benchmark.replay-keys", 64);
 
 	private HttpBenchmark() {
 	}
@@ -59,6 +61,7 @@ public final class HttpBenchmark {
 				int port = ((WebServerApplicationContext) context).getWebServer().getPort();
 				String run = UUID.randomUUID().toString().substring(0, 8);
 				List<Endpoint> endpoints = List.of(new Endpoint("bare (no annotation)", "/bare", Keys.NONE),
+						new Endpoint("bare, @Transactional (BEGIN, INSERT, COMMIT)", "/bare-transactional", Keys.NONE),
 						new Endpoint("@Idempotent two-phase", "/two-phase", Keys.NEW),
 						new Endpoint("@Idempotent single-transaction", "/single", Keys.NEW),
 						new Endpoint("replay (two-phase endpoint)", "/two-phase", Keys.REPLAY),
@@ -224,7 +227,7 @@ public final class HttpBenchmark {
 		List<Result> bare = results.values().iterator().next();
 		double bareRate = Benchmarks.median(bare.stream().map(Result::perSecond).toList());
 		double bareP99 = Benchmarks.median(bare.stream().map(Result::p99).toList());
-		out.printf("%n%-40s %10s %8s %7s %9s %9s %12s%n", "endpoint", "req/s", "spread", "ratio", "p50 ms", "p99 ms",
+		out.printf("%n%-46s %10s %8s %7s %9s %9s %12s%n", "endpoint", "req/s", "spread", "ratio", "p50 ms", "p99 ms",
 				"p99 - bare");
 		results.forEach((name, rounds) -> {
 			List<Double> rates = rounds.stream().map(Result::perSecond).toList();
@@ -233,7 +236,7 @@ public final class HttpBenchmark {
 					- rates.stream().mapToDouble(Double::doubleValue).min().orElse(0);
 			double p50 = Benchmarks.median(rounds.stream().map(Result::p50).toList());
 			double p99 = Benchmarks.median(rounds.stream().map(Result::p99).toList());
-			out.printf("%-40s %10.0f %8.0f %7.2f %9.2f %9.2f %12.2f%n", name, rate, spread, rate / bareRate, p50, p99,
+			out.printf("%-46s %10.0f %8.0f %7.2f %9.2f %9.2f %12.2f%n", name, rate, spread, rate / bareRate, p50, p99,
 					p99 - bareP99);
 		});
 	}

@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -39,6 +40,12 @@ class HttpPayments {
 
 		@PostMapping("/bare")
 		ResponseEntity<Map<String, Object>> bare(@RequestBody Payment payment) {
+			return charge(payment);
+		}
+
+		@PostMapping("/bare-transactional")
+		@Transactional
+		ResponseEntity<Map<String, Object>> bareTransactional(@RequestBody Payment payment) {
 			return charge(payment);
 		}
 
