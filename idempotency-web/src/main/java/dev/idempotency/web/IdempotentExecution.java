@@ -162,6 +162,8 @@ final class IdempotentExecution {
 	 * bound around its claim.
 	 */
 	private ClaimResult claimWaitingAtMost(Duration lockTimeout) {
+		// Not for a subclass: it may have overridden claim(KeyClaim), which the one
+		// statement would bypass.
 		if (store() instanceof JdbcIdempotencyKeyStore jdbcStore
 				&& jdbcStore.getClass() == JdbcIdempotencyKeyStore.class) {
 			return this.settings.metrics()
