@@ -39,6 +39,17 @@ class BenchmarksSmokeTests {
 	}
 
 	@Test
+	void everyHttpEndpointAnswersOverHttpAndIsPrinted() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		Map<String, List<HttpBenchmark.Result>> results = HttpBenchmark.run(Duration.ofMillis(300), 1, 2,
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(results).hasSize(6)
+			.allSatisfy((name, rounds) -> assertThat(rounds).singleElement()
+				.satisfies((result) -> assertThat(result.perSecond()).isPositive()));
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("p99").contains("1.00");
+	}
+
+	@Test
 	void medianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
 		assertThat(Benchmarks.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
 		assertThat(Benchmarks.median(List.of(5.0, 1.0, 3.0))).isEqualTo(3.0);

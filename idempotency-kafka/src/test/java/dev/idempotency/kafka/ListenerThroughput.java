@@ -2,6 +2,7 @@ package dev.idempotency.kafka;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -12,6 +13,8 @@ import dev.idempotency.test.PartitionLeaders;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
@@ -33,11 +36,19 @@ import org.springframework.transaction.support.TransactionTemplate;
  * A rough throughput measurement, run by hand (not a test): the same records, 10 %
  * duplicates, consumed by a hand-written deduplicating listener, by
  * {@code @IdempotentListener} on a record listener and on a batch listener, and by a
- * batch listener that does not deduplicate at all.
+ * record and a batch listener that do not deduplicate at all. System properties:
+ * {@code events} per round (20 000), {@code consumers} (1), {@code rounds} (1),
+ * {@code listeners} (all).
  */
 public final class ListenerThroughput {
 
 	static final int EVENTS = Integer.getInteger("events", 20000);
+
+	static final int CONSUMERS = Integer.getInteger("consumers", 1);
+
+	static final int ROUNDS = Integer.getInteger("rounds", 1);
+
+	static final int PARTITIONS = 4;
 
 	private ListenerThroughput() {
 	}
@@ -56,52 +67,74 @@ public final class ListenerThroughput {
 			.addFirst(new MapPropertySource("throughput",
 					Map.of("spring.datasource.url", schema.getJdbcUrl(), "spring.datasource.username",
 							schema.getUsername(), "spring.datasource.password", schema.getPassword(),
-							"spring.kafka.bootstrap-servers", broker.getBootstrapServers())));
+							"spring.kafka.bootstrap-servers", broker.getBootstrapServers(), "bench.consumers",
+							Integer.toString(CONSUMERS))));
 		context.register(ListenerTestConfiguration.class, BenchConfiguration.class);
 		context.refresh();
 		try {
 			KafkaTemplate<String, String> kafka = context.getBean(KafkaTemplate.class);
-			List<String> ids = new ArrayList<>();
-			for (int i = 0; i < EVENTS; i++) {
-				// every tenth record repeats the one before it
-				ids.add((i % 10 == 9) ? ids.get(i - 1) : "event-" + i);
-			}
-			int unique = (int) ids.stream().distinct().count();
 			Bench bench = context.getBean(Bench.class);
 			KafkaListenerEndpointRegistry registry = context.getBean(KafkaListenerEndpointRegistry.class);
-			List<String> names = List
-				.of(System.getProperty("listeners", "handWritten,idempotentRecord,idempotentBatch,plainBatch")
-					.split(","));
+			List<String> names = List.of(System
+				.getProperty("listeners", "handWritten,idempotentRecord,plainRecord,idempotentBatch,plainBatch")
+				.split(","));
 			String[] topics = names.stream().map((name) -> "bench-" + name).toArray(String[]::new);
-			broker.createTopics(topics);
+			// Four partitions whatever the consumers, so that one and four consumers read
+			// the same topics.
+			context.getBean(Admin.class)
+				.createTopics(
+						names.stream().map((name) -> new NewTopic("bench-" + name, PARTITIONS, (short) 1)).toList())
+				.all()
+				.get(60, TimeUnit.SECONDS);
 			// A burst sent before the leaders are ready stalls the producer.
 			PartitionLeaders.await(broker.getBootstrapServers(), Duration.ofSeconds(60), topics);
-			for (String name : names) {
-				for (String id : ids) {
-					ProducerRecord<String, String> record = new ProducerRecord<>("bench-" + name, id, "payload");
-					record.headers().add(EventHeaders.EVENT_ID, id.getBytes());
-					kafka.send(record);
+			System.out.printf("%d records per round, 10 %% duplicates, %d consumer(s), %d rounds%n", EVENTS, CONSUMERS,
+					ROUNDS);
+			Map<String, List<Double>> results = new LinkedHashMap<>();
+			for (int round = 0; round < ROUNDS; round++) {
+				for (String name : names) {
+					List<String> ids = new ArrayList<>();
+					for (int i = 0; i < EVENTS; i++) {
+						// every tenth record repeats the one before it
+						ids.add((i % 10 == 9) ? ids.get(i - 1) : "event-" + round + "-" + i);
+					}
+					int unique = (int) ids.stream().distinct().count();
+					for (String id : ids) {
+						ProducerRecord<String, String> record = new ProducerRecord<>("bench-" + name, id, "payload");
+						record.headers().add(EventHeaders.EVENT_ID, id.getBytes());
+						kafka.send(record);
+					}
+					kafka.flush();
+					int expected = name.startsWith("plain") ? EVENTS : unique;
+					bench.reset(expected);
+					MessageListenerContainer container = registry.getListenerContainer(name);
+					long start = System.nanoTime();
+					container.start();
+					if (!bench.latch().await(5, TimeUnit.MINUTES)) {
+						throw new IllegalStateException(name + " did not finish");
+					}
+					double seconds = (System.nanoTime() - start) / 1e9;
+					results.computeIfAbsent(name, (key) -> new ArrayList<>()).add(EVENTS / seconds);
+					System.out.printf("round %d %-18s %6d records in %6.2f s: %8.0f records/s%n", round + 1, name,
+							EVENTS, seconds, EVENTS / seconds);
+					container.stop();
 				}
-				kafka.flush();
-				int expected = name.equals("plainBatch") ? EVENTS : unique;
-				bench.reset(expected);
-				MessageListenerContainer container = registry.getListenerContainer(name);
-				long start = System.nanoTime();
-				container.start();
-				if (!bench.latch().await(5, TimeUnit.MINUTES)) {
-					throw new IllegalStateException(name + " did not finish");
-				}
-				double seconds = (System.nanoTime() - start) / 1e9;
-				System.out.printf("%-18s %6d records in %6.2f s: %8.0f records/s%n", name, EVENTS, seconds,
-						EVENTS / seconds);
-				container.stop();
 			}
+			System.out.printf("%n%-18s %12s (median of %d rounds; all rounds)%n", "listener", "records/s", ROUNDS);
+			results.forEach((name, rates) -> System.out.printf("%-18s %12.0f %s%n", name, median(rates),
+					rates.stream().map((rate) -> String.format("%.0f", rate)).toList()));
 		}
 		finally {
 			context.close();
 			schema.close();
 		}
 		System.exit(0);
+	}
+
+	static double median(List<Double> values) {
+		List<Double> sorted = values.stream().sorted().toList();
+		int middle = sorted.size() / 2;
+		return (sorted.size() % 2 == 1) ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -128,7 +161,7 @@ public final class ListenerThroughput {
 		}
 
 		@KafkaListener(id = "handWritten", topics = "bench-handWritten", groupId = "bench-handWritten",
-				autoStartup = "false")
+				concurrency = "${bench.consumers}", autoStartup = "false")
 		void handWritten(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
 			boolean inserted = Boolean.TRUE.equals(this.transaction.execute((status) -> {
 				if (this.jdbc.update("INSERT INTO processed_event (consumer_group, event_id) VALUES (?, ?) "
@@ -144,22 +177,29 @@ public final class ListenerThroughput {
 		}
 
 		@KafkaListener(id = "idempotentRecord", topics = "bench-idempotentRecord", groupId = "bench-idempotentRecord",
-				autoStartup = "false")
+				concurrency = "${bench.consumers}", autoStartup = "false")
 		@IdempotentListener
 		void idempotentRecord(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
 			effect(eventId, payload);
 			latch().countDown();
 		}
 
+		@KafkaListener(id = "plainRecord", topics = "bench-plainRecord", groupId = "bench-plainRecord",
+				concurrency = "${bench.consumers}", autoStartup = "false")
+		void plainRecord(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			this.transaction.executeWithoutResult((status) -> effect(eventId, payload));
+			latch().countDown();
+		}
+
 		@KafkaListener(id = "idempotentBatch", topics = "bench-idempotentBatch", groupId = "bench-idempotentBatch",
-				containerFactory = "batchFactory", autoStartup = "false")
+				concurrency = "${bench.consumers}", containerFactory = "batchFactory", autoStartup = "false")
 		@IdempotentListener
 		void idempotentBatch(List<ConsumerRecord<String, String>> records) {
 			effects(records);
 		}
 
 		@KafkaListener(id = "plainBatch", topics = "bench-plainBatch", groupId = "bench-plainBatch",
-				containerFactory = "batchFactory", autoStartup = "false")
+				concurrency = "${bench.consumers}", containerFactory = "batchFactory", autoStartup = "false")
 		void plainBatch(List<ConsumerRecord<String, String>> records) {
 			this.transaction.executeWithoutResult((status) -> effects(records));
 		}

@@ -24,6 +24,7 @@ import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -139,11 +140,9 @@ final class IdempotentExecution {
 	}
 
 	private @Nullable String claimInTransaction() throws IOException {
-		JdbcOperations jdbc = this.settings.jdbc();
-		jdbc.execute("SET LOCAL lock_timeout = " + this.settings.lockTimeout().toMillis());
 		ClaimResult result;
 		try {
-			result = timedClaim();
+			result = claimWaitingAtMost(this.settings.lockTimeout());
 		}
 		catch (RuntimeException ex) {
 			if (!isLockTimeout(ex)) {
@@ -153,9 +152,29 @@ final class IdempotentExecution {
 			responses().keyInUse(this.request, this.response, this.match, Duration.ofSeconds(1), this.keyHash);
 			return null;
 		}
-		jdbc.execute("SET LOCAL lock_timeout TO DEFAULT");
 		return (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
 				: settle(((ClaimResult.Existing) result).record());
+	}
+
+	/**
+	 * Claim in the business transaction, waiting at most the lock timeout on a concurrent
+	 * claim of the key. The JDBC store does it in one statement; another store gets the
+	 * bound around its claim.
+	 */
+	private ClaimResult claimWaitingAtMost(Duration lockTimeout) {
+		// Not for a subclass: it may have overridden claim(KeyClaim), which the one
+		// statement would bypass.
+		if (store() instanceof JdbcIdempotencyKeyStore jdbcStore
+				&& jdbcStore.getClass() == JdbcIdempotencyKeyStore.class) {
+			return this.settings.metrics()
+				.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB,
+						() -> jdbcStore.claim(claim(), lockTimeout));
+		}
+		JdbcOperations jdbc = this.settings.jdbc();
+		jdbc.execute("SET LOCAL lock_timeout = " + lockTimeout.toMillis());
+		ClaimResult result = timedClaim();
+		jdbc.execute("SET LOCAL lock_timeout TO DEFAULT");
+		return result;
 	}
 
 	/**

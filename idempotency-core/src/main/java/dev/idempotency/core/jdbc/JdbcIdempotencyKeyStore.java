@@ -75,15 +75,53 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 
 	@Override
 	public ClaimResult claim(KeyClaim claim) {
+		return claimWithin(claim, null);
+	}
+
+	/**
+	 * Claim a key inside the caller's transaction, like {@link #claim(KeyClaim)}, waiting
+	 * at most the given time on a concurrent uncommitted claim of the same key. The bound
+	 * applies to this claim alone: the statements after it wait as they would have
+	 * without it. The claim, the bound and the read of the record that was there are one
+	 * round trip to the database.
+	 * @param claim what to claim
+	 * @param lockTimeout the longest wait on a concurrent claim
+	 * @return {@link ClaimResult.Claimed} with the owner token, or
+	 * {@link ClaimResult.Existing} with the record that was there
+	 * @throws org.springframework.dao.DataAccessException when the wait ran out, with SQL
+	 * state {@code 55P03} ({@code lock_not_available}) in its causes; the caller's
+	 * transaction is then aborted
+	 */
+	public ClaimResult claim(KeyClaim claim, Duration lockTimeout) {
+		Assert.isTrue(lockTimeout != null && lockTimeout.toMillis() > 0, "lockTimeout must be positive");
+		return claimWithin(claim, Long.toString(lockTimeout.toMillis()));
+	}
+
+	private ClaimResult claimWithin(KeyClaim claim, @Nullable String lockTimeout) {
 		Assert.notNull(claim, "claim must not be null");
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
 			String owner = UUID.randomUUID().toString();
-			int inserted = this.jdbc.update(this.sql.claim, claim.scope(), claim.key(), claim.requestHash(), owner,
-					claim.lease().toMillis(), claim.retention().toMillis());
-			if (inserted == 1) {
+			Object[] arguments = { claim.scope(), claim.key(), claim.requestHash(), owner, claim.lease().toMillis(),
+					claim.retention().toMillis(), claim.scope(), claim.key() };
+			String sql = this.sql.claim;
+			if (lockTimeout != null) {
+				Object[] withTimeout = new Object[arguments.length + 1];
+				withTimeout[0] = lockTimeout;
+				System.arraycopy(arguments, 0, withTimeout, 1, arguments.length);
+				arguments = withTimeout;
+				sql = this.sql.claimWaitingAtMost;
+			}
+			Claimed claimed = this.jdbc.queryForObject(sql, this::mapClaim, arguments);
+			Assert.state(claimed != null, "No claim result");
+			if (claimed.inserted) {
 				return new ClaimResult.Claimed(owner);
 			}
-			Found found = read(claim.scope(), claim.key());
+			// A completed record in the statement's snapshot is final until its retention
+			// ends. Anything else is read again, as it is now: a claim may have been
+			// completed or given back since the snapshot, and a row committed while the
+			// insert waited on it is not in the snapshot at all.
+			Found found = (claimed.found != null && claimed.found.record.status() == Status.DONE) ? claimed.found
+					: read(claim.scope(), claim.key());
 			if (found != null && !found.expired) {
 				return new ClaimResult.Existing(found.record);
 			}
@@ -95,6 +133,13 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		}
 		throw new IllegalStateException("Could not claim the key after " + MAX_CLAIM_ATTEMPTS
 				+ " attempts: its row kept changing between insert and read");
+	}
+
+	private Claimed mapClaim(ResultSet rs, int rowNum) throws SQLException {
+		if (rs.getLong("inserted") > 0) {
+			return new Claimed(true, null);
+		}
+		return new Claimed(false, (rs.getString("scope") != null) ? mapRow(rs, rowNum) : null);
 	}
 
 	@Override
@@ -160,6 +205,9 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	}
 
 	private record Found(IdempotencyRecord record, boolean expired) {
+	}
+
+	private record Claimed(boolean inserted, @Nullable Found found) {
 	}
 
 }

@@ -23,7 +23,30 @@ final class PostgresDialect {
 		 */
 		static final String EXPIRED = "expires_at <= now() AND (status = 'DONE' OR locked_until <= now())";
 
+		// The insert's row comes from the settings, so that a lock timeout is in force
+		// before the insert runs; the inserted count is the first column, evaluated
+		// before the restore that follows it.
+		private static final String CLAIM = """
+				WITH settings AS (%SETTINGS%),
+				inserted AS (
+				    INSERT INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
+				                         created_at, expires_at)
+				    SELECT ?, ?, ?, 'IN_PROGRESS', ?, now() + ? * interval '1 millisecond',
+				           now(), now() + ? * interval '1 millisecond'
+				    FROM settings
+				    ON CONFLICT (scope, idempotency_key) DO NOTHING
+				    RETURNING 1)
+				SELECT (SELECT count(*) FROM inserted) AS inserted%RESTORE%,
+				       e.scope, e.idempotency_key, e.request_hash, e.status, e.http_status, e.response_headers,
+				       e.response_body, e.locked_until, e.created_at, e.completed_at, e.expires_at,
+				       now() AS read_at, (%EXPIRED%) AS expired
+				FROM (SELECT) AS one
+				LEFT JOIN %TABLE% e ON e.scope = ? AND e.idempotency_key = ?
+				""";
+
 		final String claim;
+
+		final String claimWaitingAtMost;
 
 		final String find;
 
@@ -36,13 +59,20 @@ final class PostgresDialect {
 		final String release;
 
 		KeyStatements(String table) {
-			this.claim = TableNames.render("""
-					INSERT INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
-					                     created_at, expires_at)
-					VALUES (?, ?, ?, 'IN_PROGRESS', ?, now() + ? * interval '1 millisecond',
-					        now(), now() + ? * interval '1 millisecond')
-					ON CONFLICT (scope, idempotency_key) DO NOTHING
-					""", table);
+			// One round trip: the insert, and the row that was there when the statement
+			// began. A row committed while the insert waited on it is not in the
+			// statement's snapshot: the caller reads it again then.
+			this.claim = TableNames.render(
+					CLAIM.replace("%SETTINGS%", "SELECT").replace("%RESTORE%", "").replace("%EXPIRED%", EXPIRED),
+					table);
+			// The same with a bound on the wait for a concurrent uncommitted claim, set
+			// for the insert alone and put back within the same statement, so that the
+			// business statements after it wait as they would without the library.
+			this.claimWaitingAtMost = TableNames.render(CLAIM.replace("%SETTINGS%", """
+					SELECT current_setting('lock_timeout') AS previous,
+					       set_config('lock_timeout', ?, true) AS applied""")
+				.replace("%RESTORE%", ",\n       set_config('lock_timeout', (SELECT previous FROM settings), true)")
+				.replace("%EXPIRED%", EXPIRED), table);
 			this.find = TableNames.render("""
 					SELECT scope, idempotency_key, request_hash, status, http_status, response_headers,
 					       response_body, locked_until, created_at, completed_at, expires_at,

@@ -1,10 +1,18 @@
 package dev.idempotency.core.jdbc;
 
+import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -13,6 +21,7 @@ import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.test.PostgresTest;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +30,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 @PostgresTest
 class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
@@ -106,6 +117,127 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 		assertThat(rows(key)).isOne();
 		assertThat(store.complete("", key, owner, new StoredResponse(200, Map.of(), new byte[0]), Duration.ofHours(1)))
 			.isTrue();
+	}
+
+	@Test
+	void aBoundedClaimWaitsOnAConcurrentClaimAtMostItsTimeout() throws Exception {
+		String key = newKey();
+		try (UncommittedClaim holder = new UncommittedClaim(key)) {
+			long began = System.nanoTime();
+			assertThatThrownBy(() -> transactions
+				.executeWithoutResult((status) -> jdbcStore().claim(claim(key), Duration.ofMillis(300))))
+				.satisfies((ex) -> assertThat(sqlState(ex)).isEqualTo("55P03"));
+			assertThat(Duration.ofNanos(System.nanoTime() - began)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+		}
+	}
+
+	@Test
+	void aBoundedClaimLeavesTheLockTimeoutOfTheStatementsAfterItAsItWas() {
+		transactions.executeWithoutResult((status) -> {
+			jdbc.execute("SET LOCAL lock_timeout = '7s'");
+			assertThat(jdbcStore().claim(claim(newKey()), Duration.ofMillis(300)))
+				.isInstanceOf(ClaimResult.Claimed.class);
+			assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("7s");
+			String existing = newKey();
+			store.claim(claim(existing));
+			assertThat(jdbcStore().claim(claim(existing), Duration.ofMillis(300)))
+				.isInstanceOf(ClaimResult.Existing.class);
+			assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("7s");
+			status.setRollbackOnly();
+		});
+		transactions.executeWithoutResult((status) -> {
+			jdbcStore().claim(claim(newKey()), Duration.ofMillis(300));
+			assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("0");
+			status.setRollbackOnly();
+		});
+	}
+
+	@Test
+	void aBoundedClaimThatWaitedForAConcurrentClaimToCommitGetsItsRecord() throws Exception {
+		String key = newKey();
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try (UncommittedClaim holder = new UncommittedClaim(key)) {
+			AtomicInteger waiter = new AtomicInteger();
+			Future<ClaimResult> waiting = executor.submit(() -> transactions.execute((status) -> {
+				waiter.set(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
+				return jdbcStore().claim(claim(key), Duration.ofSeconds(30));
+			}));
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> waiter.get() != 0 && "Lock".equals(jdbc.queryForObject(
+						"SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?", String.class, waiter.get())));
+			holder.commit();
+			ClaimResult result = waiting.get(30, TimeUnit.SECONDS);
+			assertThat(result).isInstanceOf(ClaimResult.Existing.class);
+			assertThat(((ClaimResult.Existing) result).record().status())
+				.isEqualTo(dev.idempotency.core.IdempotencyRecord.Status.IN_PROGRESS);
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	private static KeyClaim claim(String key) {
+		return new KeyClaim("", key, "h", Duration.ofSeconds(30), Duration.ofHours(1));
+	}
+
+	private static JdbcIdempotencyKeyStore jdbcStore() {
+		return (JdbcIdempotencyKeyStore) store;
+	}
+
+	private static @Nullable String sqlState(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql) {
+				return sql.getSQLState();
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * A claim of a key held uncommitted in a transaction of another thread, rolled back
+	 * when closed unless committed before.
+	 */
+	private static final class UncommittedClaim implements AutoCloseable {
+
+		private final CountDownLatch end = new CountDownLatch(1);
+
+		private final AtomicBoolean commit = new AtomicBoolean();
+
+		private final ExecutorService executor = Executors.newSingleThreadExecutor();
+
+		private final Future<?> transaction;
+
+		UncommittedClaim(String key) throws Exception {
+			CountDownLatch claimed = new CountDownLatch(1);
+			this.transaction = this.executor.submit(() -> transactions.executeWithoutResult((status) -> {
+				store.claim(claim(key));
+				claimed.countDown();
+				try {
+					this.end.await(60, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				if (!this.commit.get()) {
+					status.setRollbackOnly();
+				}
+			}));
+			assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+		}
+
+		void commit() throws Exception {
+			this.commit.set(true);
+			this.end.countDown();
+			this.transaction.get(30, TimeUnit.SECONDS);
+		}
+
+		@Override
+		public void close() throws Exception {
+			this.end.countDown();
+			this.transaction.get(30, TimeUnit.SECONDS);
+			this.executor.shutdown();
+		}
+
 	}
 
 	private static int rows(String key) {

@@ -1,0 +1,271 @@
+package dev.idempotency.benchmarks;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.idempotency.test.TestDatabase;
+import dev.idempotency.test.TestSchema;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * {@code @Idempotent} over real HTTP: a Spring Boot service on Tomcat, one business
+ * insert behind a bare endpoint and behind {@code @Idempotent} endpoints in each claim
+ * mode, and replays of completed keys; concurrent keep-alive clients in the same JVM,
+ * rounds interleaved. Prints requests per second, the median and 99th percentile latency,
+ * and the ratio to the bare endpoint.
+ * <p>
+ * Arguments, those of {@link Benchmarks}: seconds per round (5), rounds (3), worker
+ * threads and outbox rows (both unused here), keep-alive clients (16).
+ */
+public final class HttpBenchmark {
+
+	// Every client replays keys of its own, or with -Dbenchmark.replay-keys=1 all of them
+	// one key, the way a load tool repeating one request does.
+	private static final int REPLAY_KEYS = Integer.getInteger("benchmark.replay-keys", 64);
+
+	private HttpBenchmark() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		Duration duration = Duration.ofSeconds((args.length > 0) ? Long.parseLong(args[0]) : 5);
+		int rounds = (args.length > 1) ? Integer.parseInt(args[1]) : 3;
+		int clients = (args.length > 4) ? Integer.parseInt(args[4]) : 16;
+		run(duration, rounds, clients, System.out);
+		System.exit(0);
+	}
+
+	/**
+	 * Run every endpoint, interleaved round by round.
+	 * @return the rounds of each endpoint
+	 */
+	static Map<String, List<Result>> run(Duration duration, int rounds, int clients, PrintStream out) throws Exception {
+		TestDatabase database = TestDatabase.get();
+		try (TestSchema schema = database.createSchema("bench_http")) {
+			ConfigurableApplicationContext context = start(schema, clients);
+			try {
+				int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+				String run = UUID.randomUUID().toString().substring(0, 8);
+				List<Endpoint> endpoints = List.of(new Endpoint("bare (no annotation)", "/bare", Keys.NONE),
+						new Endpoint("bare, @Transactional (BEGIN, INSERT, COMMIT)", "/bare-transactional", Keys.NONE),
+						new Endpoint("@Idempotent two-phase", "/two-phase", Keys.NEW),
+						new Endpoint("@Idempotent single-transaction", "/single", Keys.NEW),
+						new Endpoint("replay (two-phase endpoint)", "/two-phase", Keys.REPLAY),
+						new Endpoint("replay (single-transaction endpoint)", "/single", Keys.REPLAY));
+				out.printf(
+						"%nOver HTTP: Spring Boot on Tomcat, PostgreSQL %s, %d keep-alive clients, %d rounds of"
+								+ " %d s per endpoint%n",
+						database.isEmbedded() ? "embedded" : database.getJdbcUrl(), clients, rounds,
+						duration.toSeconds());
+				for (Endpoint endpoint : endpoints) {
+					if (endpoint.keys == Keys.REPLAY) {
+						completeReplayKeys(port, endpoint, run, clients);
+					}
+				}
+				Map<String, List<Result>> results = new LinkedHashMap<>();
+				endpoints.forEach((endpoint) -> results.put(endpoint.name, new ArrayList<>()));
+				for (Endpoint endpoint : endpoints) {
+					measure(port, endpoint, run + "-w", Duration.ofMillis(Math.min(3000, duration.toMillis())),
+							clients);
+				}
+				for (int round = 0; round < rounds; round++) {
+					for (Endpoint endpoint : endpoints) {
+						results.get(endpoint.name).add(measure(port, endpoint, run + "-" + round, duration, clients));
+					}
+				}
+				print(results, out);
+				return results;
+			}
+			finally {
+				context.close();
+			}
+		}
+	}
+
+	private static ConfigurableApplicationContext start(TestSchema schema, int clients) {
+		SpringApplication application = new SpringApplication(HttpPayments.class);
+		Map<String, Object> properties = new LinkedHashMap<>();
+		properties.put("spring.datasource.url", schema.getJdbcUrl());
+		properties.put("spring.datasource.username", schema.getUsername());
+		properties.put("spring.datasource.password", schema.getPassword());
+		// A connection for every client: the pool is not what is measured.
+		properties.put("spring.datasource.hikari.maximum-pool-size", clients);
+		properties.put("spring.datasource.hikari.minimum-idle", clients);
+		properties.put("idempotency.jdbc.initialize-schema", "always");
+		properties.put("server.port", 0);
+		properties.put("spring.main.banner-mode", "off");
+		properties.put("spring.jmx.enabled", false);
+		application.setDefaultProperties(properties);
+		ConfigurableApplicationContext context = application.run();
+		context.getBean(JdbcTemplate.class).execute(HttpPayments.TABLE);
+		return context;
+	}
+
+	private static void completeReplayKeys(int port, Endpoint endpoint, String run, int clients) throws IOException {
+		try (KeepAliveConnection connection = new KeepAliveConnection(port)) {
+			for (int client = 0; client < clients; client++) {
+				for (int i = 0; i < REPLAY_KEYS; i++) {
+					String key = replayKey(endpoint, run, client, i);
+					int status = connection.post(endpoint.path, key, body(key));
+					if (status != 201) {
+						throw new IllegalStateException("Completing replay key " + key + " answered " + status);
+					}
+				}
+			}
+		}
+		endpoint.replayRun = run;
+	}
+
+	private static String replayKey(Endpoint endpoint, String run, int client, int i) {
+		return "replay-" + run + endpoint.path.replace('/', '-') + "-" + client + "-" + i;
+	}
+
+	private static byte[] body(String ref) {
+		return ("{\"ref\":\"" + ref + "\",\"amount\":1200}").getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static Result measure(int port, Endpoint endpoint, String round, Duration duration, int clients)
+			throws InterruptedException {
+		AtomicLong errors = new AtomicLong();
+		AtomicReference<String> firstError = new AtomicReference<>();
+		CountDownLatch ready = new CountDownLatch(clients);
+		CountDownLatch start = new CountDownLatch(1);
+		CountDownLatch done = new CountDownLatch(clients);
+		long[][] latencies = new long[clients][];
+		int[] counts = new int[clients];
+		long[] deadline = new long[1];
+		for (int c = 0; c < clients; c++) {
+			int client = c;
+			Thread thread = new Thread(() -> {
+				long[] own = new long[1 << 14];
+				int count = 0;
+				try (KeepAliveConnection connection = new KeepAliveConnection(port)) {
+					ready.countDown();
+					start.await();
+					for (long sequence = 0; System.nanoTime() < deadline[0]; sequence++) {
+						String key = switch (endpoint.keys) {
+							case NONE -> null;
+							case NEW -> round + endpoint.path.replace('/', '-') + "-" + client + "-" + sequence;
+							case REPLAY ->
+								replayKey(endpoint, endpoint.replayRun, client, (int) (sequence % REPLAY_KEYS));
+						};
+						String ref = (key != null) ? key : round + "-bare-" + client + "-" + sequence;
+						byte[] body = body(ref);
+						long began = System.nanoTime();
+						int status = connection.post(endpoint.path, key, body);
+						long took = System.nanoTime() - began;
+						if (status != ((endpoint.keys == Keys.REPLAY) ? -201 : 201)) {
+							errors.incrementAndGet();
+							firstError.compareAndSet(null, endpoint.path + " answered " + status);
+						}
+						if (count == own.length) {
+							own = Arrays.copyOf(own, count * 2);
+						}
+						own[count++] = took;
+					}
+				}
+				catch (IOException ex) {
+					errors.incrementAndGet();
+					firstError.compareAndSet(null, ex.toString());
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				finally {
+					latencies[client] = own;
+					counts[client] = count;
+					ready.countDown();
+					done.countDown();
+				}
+			}, "http-client-" + c);
+			thread.start();
+		}
+		ready.await();
+		long began = System.nanoTime();
+		deadline[0] = began + duration.toNanos();
+		start.countDown();
+		done.await();
+		double seconds = (System.nanoTime() - began) / 1e9;
+		int total = Arrays.stream(counts).sum();
+		long[] all = new long[total];
+		int at = 0;
+		for (int c = 0; c < clients; c++) {
+			System.arraycopy(latencies[c], 0, all, at, counts[c]);
+			at += counts[c];
+		}
+		Arrays.sort(all);
+		if (errors.get() > 0) {
+			throw new IllegalStateException(
+					endpoint.name + ": " + errors.get() + " unexpected answers, the first: " + firstError.get());
+		}
+		return new Result(total / seconds, percentile(all, 0.50), percentile(all, 0.99));
+	}
+
+	private static double percentile(long[] sorted, double fraction) {
+		if (sorted.length == 0) {
+			return 0;
+		}
+		int index = (int) Math.ceil(fraction * sorted.length) - 1;
+		return sorted[Math.max(0, Math.min(sorted.length - 1, index))] / 1e6;
+	}
+
+	private static void print(Map<String, List<Result>> results, PrintStream out) {
+		List<Result> bare = results.values().iterator().next();
+		double bareRate = Benchmarks.median(bare.stream().map(Result::perSecond).toList());
+		double bareP99 = Benchmarks.median(bare.stream().map(Result::p99).toList());
+		out.printf("%n%-46s %10s %8s %7s %9s %9s %12s%n", "endpoint", "req/s", "spread", "ratio", "p50 ms", "p99 ms",
+				"p99 - bare");
+		results.forEach((name, rounds) -> {
+			List<Double> rates = rounds.stream().map(Result::perSecond).toList();
+			double rate = Benchmarks.median(rates);
+			double spread = rates.stream().mapToDouble(Double::doubleValue).max().orElse(0)
+					- rates.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+			double p50 = Benchmarks.median(rounds.stream().map(Result::p50).toList());
+			double p99 = Benchmarks.median(rounds.stream().map(Result::p99).toList());
+			out.printf("%-46s %10.0f %8.0f %7.2f %9.2f %9.2f %12.2f%n", name, rate, spread, rate / bareRate, p50, p99,
+					p99 - bareP99);
+		});
+	}
+
+	record Result(double perSecond, double p50, double p99) {
+	}
+
+	private enum Keys {
+
+		NONE, NEW, REPLAY
+
+	}
+
+	private static final class Endpoint {
+
+		final String name;
+
+		final String path;
+
+		final Keys keys;
+
+		volatile String replayRun = "";
+
+		Endpoint(String name, String path, Keys keys) {
+			this.name = name;
+			this.path = path;
+			this.keys = keys;
+		}
+
+	}
+
+}
