@@ -38,7 +38,7 @@ public final class Benchmarks {
 		int outboxRows = (args.length > 3) ? Integer.parseInt(args[3]) : 10_000;
 		run(duration, rounds, threads, System.out);
 		runOutbox(outboxRows, rounds, System.out);
-		TestKafkaBroker.get().stop();
+		TestKafkaBroker.stop();
 		System.exit(0);
 	}
 

@@ -25,6 +25,7 @@ import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -49,14 +50,14 @@ public final class ListenerThroughput {
 	 */
 	public static void main(String[] args) throws Exception {
 		TestSchema schema = TestDatabase.get().createSchema("throughput");
-		TestKafkaBroker broker = TestKafkaBroker.get();
+		EmbeddedKafkaBroker broker = TestKafkaBroker.get();
 		AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
 		context.getEnvironment()
 			.getPropertySources()
 			.addFirst(new MapPropertySource("throughput",
 					Map.of("spring.datasource.url", schema.getJdbcUrl(), "spring.datasource.username",
 							schema.getUsername(), "spring.datasource.password", schema.getPassword(),
-							"spring.kafka.bootstrap-servers", broker.getBootstrapServers())));
+							"spring.kafka.bootstrap-servers", broker.getBrokersAsString())));
 		context.register(ListenerTestConfiguration.class, BenchConfiguration.class);
 		context.refresh();
 		try {
@@ -73,9 +74,9 @@ public final class ListenerThroughput {
 				.of(System.getProperty("listeners", "handWritten,idempotentRecord,idempotentBatch,plainBatch")
 					.split(","));
 			String[] topics = names.stream().map((name) -> "bench-" + name).toArray(String[]::new);
-			broker.createTopics(topics);
+			broker.addTopics(topics);
 			// A burst sent before the leaders are ready stalls the producer.
-			PartitionLeaders.await(broker.getBootstrapServers(), Duration.ofSeconds(60), topics);
+			PartitionLeaders.await(broker.getBrokersAsString(), Duration.ofSeconds(60), topics);
 			for (String name : names) {
 				for (String id : ids) {
 					ProducerRecord<String, String> record = new ProducerRecord<>("bench-" + name, id, "payload");

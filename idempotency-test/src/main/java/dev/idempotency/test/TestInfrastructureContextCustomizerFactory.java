@@ -76,7 +76,7 @@ final class TestInfrastructureContextCustomizerFactory implements ContextCustomi
 					.registerDisposableBean("idempotencyTestSchema", schema::close);
 			}
 			if (this.kafka) {
-				properties.put("spring.kafka.bootstrap-servers", TestKafkaBroker.get().getBootstrapServers());
+				properties.put("spring.kafka.bootstrap-servers", TestKafkaBroker.get().getBrokersAsString());
 			}
 			context.getEnvironment()
 				.getPropertySources()
