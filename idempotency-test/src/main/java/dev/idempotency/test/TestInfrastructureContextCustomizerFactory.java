@@ -62,7 +62,8 @@ final class TestInfrastructureContextCustomizerFactory implements ContextCustomi
 			Map<String, Object> properties = new LinkedHashMap<>();
 			if (this.postgres) {
 				TestSchema schema = TestDatabase.get().createSchema(mergedConfig.getTestClass().getSimpleName());
-				if (bootJdbcPresent && context instanceof BeanDefinitionRegistry registry) {
+				if (bootJdbcPresent && isSpringBoot(mergedConfig)
+						&& context instanceof BeanDefinitionRegistry registry) {
 					ConnectionDetailsRegistrar.register(registry, schema);
 				}
 				else {
@@ -81,6 +82,17 @@ final class TestInfrastructureContextCustomizerFactory implements ContextCustomi
 			context.getEnvironment()
 				.getPropertySources()
 				.addFirst(new MapPropertySource("idempotencyTest", properties));
+		}
+
+		/**
+		 * Whether Spring Boot loads the context, and so reads connection details; a plain
+		 * Spring context with Boot's jars on the class path reads the properties.
+		 */
+		private static boolean isSpringBoot(MergedContextConfiguration mergedConfig) {
+			return mergedConfig.getContextLoader()
+				.getClass()
+				.getName()
+				.equals("org.springframework.boot.test.context.SpringBootContextLoader");
 		}
 
 	}

@@ -38,7 +38,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
  * {@code spring.datasource.url} that points nowhere.
  */
 @WebMvcTest(controllers = ChargeController.class,
-		properties = "spring.datasource.url=jdbc:postgresql://127.0.0.1:1/nowhere")
+		properties = { "spring.datasource.url=jdbc:postgresql://127.0.0.1:1/nowhere",
+				"spring.datasource.hikari.maximum-pool-size=4" })
 @AutoConfigureIdempotency
 @PostgresTest
 class AutoConfigureIdempotencyWebMvcTests {
