@@ -30,6 +30,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -55,14 +56,14 @@ final class OutboxDrain {
 
 	private double lastDeliveryShare;
 
-	OutboxDrain(DataSource dataSource, TestKafkaBroker broker) {
+	OutboxDrain(DataSource dataSource, EmbeddedKafkaBroker broker) {
 		this.dataSource = dataSource;
 		this.jdbc = new JdbcTemplate(dataSource);
 		SchemaScripts.populator(OutboxSchema.SCRIPT, OutboxSchema.tables("outbox")).execute(dataSource);
 		this.topic = TestKafkaBroker.uniqueTopic("bench-outbox");
-		broker.createTopics(this.topic);
+		broker.addTopics(this.topic);
 		Map<String, Object> config = KafkaOutboxDestination
-			.producerConfig(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers(),
+			.producerConfig(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString(),
 					ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
 					ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
 		this.kafka = new KafkaTemplate<>(new DefaultKafkaProducerFactory<>(config));

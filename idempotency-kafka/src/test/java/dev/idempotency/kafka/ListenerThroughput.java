@@ -28,6 +28,7 @@ import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -60,14 +61,14 @@ public final class ListenerThroughput {
 	 */
 	public static void main(String[] args) throws Exception {
 		TestSchema schema = TestDatabase.get().createSchema("throughput");
-		TestKafkaBroker broker = TestKafkaBroker.get();
+		EmbeddedKafkaBroker broker = TestKafkaBroker.get();
 		AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
 		context.getEnvironment()
 			.getPropertySources()
 			.addFirst(new MapPropertySource("throughput",
 					Map.of("spring.datasource.url", schema.getJdbcUrl(), "spring.datasource.username",
 							schema.getUsername(), "spring.datasource.password", schema.getPassword(),
-							"spring.kafka.bootstrap-servers", broker.getBootstrapServers(), "bench.consumers",
+							"spring.kafka.bootstrap-servers", broker.getBrokersAsString(), "bench.consumers",
 							Integer.toString(CONSUMERS))));
 		context.register(ListenerTestConfiguration.class, BenchConfiguration.class);
 		context.refresh();
@@ -87,7 +88,7 @@ public final class ListenerThroughput {
 				.all()
 				.get(60, TimeUnit.SECONDS);
 			// A burst sent before the leaders are ready stalls the producer.
-			PartitionLeaders.await(broker.getBootstrapServers(), Duration.ofSeconds(60), topics);
+			PartitionLeaders.await(broker.getBrokersAsString(), Duration.ofSeconds(60), topics);
 			System.out.printf("%d records per round, 10 %% duplicates, %d consumer(s), %d rounds%n", EVENTS, CONSUMERS,
 					ROUNDS);
 			Map<String, List<Double>> results = new LinkedHashMap<>();

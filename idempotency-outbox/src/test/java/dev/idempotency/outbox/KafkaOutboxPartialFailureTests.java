@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,9 +34,9 @@ class KafkaOutboxPartialFailureTests {
 
 	private final DataSource dataSource;
 
-	private final TestKafkaBroker broker;
+	private final EmbeddedKafkaBroker broker;
 
-	KafkaOutboxPartialFailureTests(DataSource dataSource, TestKafkaBroker broker) {
+	KafkaOutboxPartialFailureTests(DataSource dataSource, EmbeddedKafkaBroker broker) {
 		this.dataSource = dataSource;
 		this.broker = broker;
 	}
@@ -48,7 +49,7 @@ class KafkaOutboxPartialFailureTests {
 		// larger
 		// record passes the producer and is refused by the broker, alone in its batch.
 		try (Admin admin = Admin
-			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, this.broker.getBootstrapServers()))) {
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, this.broker.getBrokersAsString()))) {
 			admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("max.message.bytes", "1024"))))
 				.all()
 				.get();

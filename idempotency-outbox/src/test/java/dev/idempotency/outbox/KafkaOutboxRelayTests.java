@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -51,11 +52,11 @@ class KafkaOutboxRelayTests {
 
 	private final TestSchema schema;
 
-	private final TestKafkaBroker broker;
+	private final EmbeddedKafkaBroker broker;
 
 	private final List<AutoCloseable> resources = new ArrayList<>();
 
-	KafkaOutboxRelayTests(TestSchema schema, TestKafkaBroker broker) {
+	KafkaOutboxRelayTests(TestSchema schema, EmbeddedKafkaBroker broker) {
 		this.schema = schema;
 		this.broker = broker;
 	}
@@ -71,7 +72,7 @@ class KafkaOutboxRelayTests {
 	void tenThousandRowsThreeRelaysOneKilledRepeatedlyEveryCommittedRowArrivesInKeyOrder() throws Exception {
 		String table = "outbox_10k";
 		String topic = TestKafkaBroker.uniqueTopic("outbox-10k");
-		this.broker.createTopics(topic);
+		this.broker.addTopics(topic);
 		SingleConnectionDataSource setup = own();
 		OutboxTestSupport.createTable(setup, table);
 		Random random = new Random();
@@ -156,7 +157,7 @@ class KafkaOutboxRelayTests {
 	void relayDyingWithAClaimLeavesRowsForTheLeaseThenTheyGoBackToPendingAndAreDelivered() throws Exception {
 		String table = "outbox_lease";
 		String topic = TestKafkaBroker.uniqueTopic("outbox-lease");
-		this.broker.createTopics(topic);
+		this.broker.addTopics(topic);
 		SingleConnectionDataSource setup = own();
 		OutboxTestSupport.createTable(setup, table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(setup, table);
@@ -212,7 +213,7 @@ class KafkaOutboxRelayTests {
 	void recordsCarryEventIdIdempotencyKeyEventTypeAndTheRowsCreationTime() throws Exception {
 		String table = "outbox_headers";
 		String topic = TestKafkaBroker.uniqueTopic("outbox-headers");
-		this.broker.createTopics(topic);
+		this.broker.addTopics(topic);
 		SingleConnectionDataSource setup = own();
 		OutboxTestSupport.createTable(setup, table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(setup, table);

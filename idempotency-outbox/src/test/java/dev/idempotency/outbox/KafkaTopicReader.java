@@ -7,12 +7,13 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
 
-import dev.idempotency.test.TestKafkaBroker;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 
 import static org.assertj.core.api.Assertions.fail;
 
@@ -24,8 +25,8 @@ final class KafkaTopicReader {
 	private KafkaTopicReader() {
 	}
 
-	static List<ConsumerRecord<byte[], byte[]>> readAll(TestKafkaBroker broker, String topic) {
-		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers(),
+	static List<ConsumerRecord<byte[], byte[]>> readAll(EmbeddedKafkaBroker broker, String topic) {
+		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString(),
 				ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID(), ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
 				false, ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
 				ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,

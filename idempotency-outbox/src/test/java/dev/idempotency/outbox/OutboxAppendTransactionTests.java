@@ -7,7 +7,6 @@ import javax.sql.DataSource;
 
 import dev.idempotency.test.KafkaTest;
 import dev.idempotency.test.PostgresTest;
-import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
 
@@ -15,6 +14,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.transaction.KafkaTransactionManager;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -36,9 +36,9 @@ class OutboxAppendTransactionTests {
 
 	private final JdbcTemplate jdbc;
 
-	private final TestKafkaBroker broker;
+	private final EmbeddedKafkaBroker broker;
 
-	OutboxAppendTransactionTests(TestSchema schema, TestKafkaBroker broker) {
+	OutboxAppendTransactionTests(TestSchema schema, EmbeddedKafkaBroker broker) {
 		this.schema = schema;
 		this.dataSource = schema.dataSource();
 		this.jdbc = new JdbcTemplate(this.dataSource);
@@ -49,7 +49,7 @@ class OutboxAppendTransactionTests {
 	@Test
 	void appendUnderAKafkaTransactionManagerIsRefusedAndWritesNothingEvenWhenItCommits() {
 		DefaultKafkaProducerFactory<byte[], byte[]> producerFactory = new DefaultKafkaProducerFactory<>(
-				Map.of("bootstrap.servers", this.broker.getBootstrapServers(), "key.serializer",
+				Map.of("bootstrap.servers", this.broker.getBrokersAsString(), "key.serializer",
 						org.apache.kafka.common.serialization.ByteArraySerializer.class, "value.serializer",
 						org.apache.kafka.common.serialization.ByteArraySerializer.class));
 		producerFactory.setTransactionIdPrefix("outbox-append-test-");

@@ -11,7 +11,6 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
-import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -21,6 +20,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.fail;
@@ -59,13 +59,13 @@ final class OutboxTestSupport {
 	/**
 	 * A template whose sends end within 1.5 seconds, for relays with a lease of two.
 	 */
-	static KafkaTemplate<byte[], byte[]> kafkaTemplate(TestKafkaBroker broker) {
+	static KafkaTemplate<byte[], byte[]> kafkaTemplate(EmbeddedKafkaBroker broker) {
 		return kafkaTemplate(broker, Map.of());
 	}
 
-	static KafkaTemplate<byte[], byte[]> kafkaTemplate(TestKafkaBroker broker, Map<String, Object> settings) {
+	static KafkaTemplate<byte[], byte[]> kafkaTemplate(EmbeddedKafkaBroker broker, Map<String, Object> settings) {
 		Map<String, Object> base = new HashMap<>(settings);
-		base.put("bootstrap.servers", broker.getBootstrapServers());
+		base.put("bootstrap.servers", broker.getBrokersAsString());
 		DefaultKafkaProducerFactory<byte[], byte[]> factory = new DefaultKafkaProducerFactory<>(
 				KafkaOutboxDestination.producerConfig(base, Duration.ofMillis(1000), Duration.ofMillis(500)));
 		return new KafkaTemplate<>(factory);

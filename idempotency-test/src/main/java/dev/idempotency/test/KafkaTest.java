@@ -12,8 +12,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Runs a test class against the shared in-process Kafka broker ({@link TestKafkaBroker}).
  * <p>
- * In a plain JUnit test, declare a {@link TestKafkaBroker} parameter. In a Spring test,
- * {@code spring.kafka.bootstrap-servers} points at the broker.
+ * In a plain JUnit test, declare an
+ * {@link org.springframework.kafka.test.EmbeddedKafkaBroker EmbeddedKafkaBroker}
+ * parameter. In a Spring test, {@code spring.kafka.bootstrap-servers} points at the
+ * broker.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

@@ -5,9 +5,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
+
 /**
- * Starts the shared broker before a {@link KafkaTest} class and resolves it as a
- * parameter.
+ * Starts the shared broker before a {@link KafkaTest} class and resolves it as an
+ * {@link EmbeddedKafkaBroker} parameter.
  */
 final class KafkaTestExtension implements BeforeAllCallback, ParameterResolver {
 
@@ -18,7 +20,7 @@ final class KafkaTestExtension implements BeforeAllCallback, ParameterResolver {
 
 	@Override
 	public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-		return parameterContext.getParameter().getType() == TestKafkaBroker.class;
+		return parameterContext.getParameter().getType() == EmbeddedKafkaBroker.class;
 	}
 
 	@Override

@@ -6,34 +6,42 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
 /**
- * A real Kafka broker (KRaft, in process) shared by all tests of a JVM, started on first
- * use and stopped when the JVM exits. Its logs live under {@code java.io.tmpdir}, which
- * the build points at {@code target/}.
+ * The one spring-kafka-test broker (KRaft, in process) of a JVM, handed out as the
+ * {@link EmbeddedKafkaBroker} it is: use its own API
+ * ({@link EmbeddedKafkaBroker#getBrokersAsString()},
+ * {@link EmbeddedKafkaBroker#addTopics(String...)}).
+ * <p>
+ * Why not {@code @EmbeddedKafka}: that annotation starts a broker per test class or
+ * application context, and spring-kafka-test's global broker exists only inside a JUnit
+ * Platform run configured for it. This one is started on first use by whoever asks first:
+ * a {@link KafkaTest} class in plain JUnit, a cached Spring test context, or a program
+ * such as a sample or a benchmark. It is configured for transactional and idempotent
+ * producers on a single node (transaction and offsets topics with one replica, no initial
+ * rebalance delay), keeps its logs under {@code java.io.tmpdir}, which the build points
+ * at {@code target/}, and stops when the JVM exits.
  * <p>
  * Tests share the broker, not topics: give each test topics of its own, for example with
  * {@link #uniqueTopic(String)}.
  */
 public final class TestKafkaBroker {
 
-	private static volatile @Nullable TestKafkaBroker instance;
+	private static final AtomicBoolean stopped = new AtomicBoolean();
 
-	private final EmbeddedKafkaKraftBroker broker;
+	private static volatile @Nullable EmbeddedKafkaBroker instance;
 
-	private final AtomicBoolean stopped = new AtomicBoolean();
-
-	private TestKafkaBroker(EmbeddedKafkaKraftBroker broker) {
-		this.broker = broker;
+	private TestKafkaBroker() {
 	}
 
 	/**
 	 * Return the broker of this JVM, starting it on first use.
 	 * @return the broker
 	 */
-	public static TestKafkaBroker get() {
-		TestKafkaBroker broker = instance;
+	public static EmbeddedKafkaBroker get() {
+		EmbeddedKafkaBroker broker = instance;
 		if (broker == null) {
 			synchronized (TestKafkaBroker.class) {
 				broker = instance;
@@ -46,53 +54,26 @@ public final class TestKafkaBroker {
 		return broker;
 	}
 
-	private static TestKafkaBroker start() {
-		// The broker keeps its logs under java.io.tmpdir: point it at the build
-		// directory.
+	private static EmbeddedKafkaBroker start() {
 		EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 3);
 		broker.brokerProperties(Map.of("auto.create.topics.enable", "true", "group.initial.rebalance.delay.ms", "0",
 				"transaction.state.log.replication.factor", "1", "transaction.state.log.min.isr", "1",
 				"offsets.topic.replication.factor", "1"));
 		broker.afterPropertiesSet();
-		TestKafkaBroker testBroker = new TestKafkaBroker(broker);
-		Runtime.getRuntime().addShutdownHook(new Thread(testBroker::stop, "embedded-kafka-stop"));
-		return testBroker;
+		Runtime.getRuntime().addShutdownHook(new Thread(TestKafkaBroker::stop, "embedded-kafka-stop"));
+		return broker;
 	}
 
 	/**
-	 * Stop the broker. Programs (not tests) call this before they exit, so that the
+	 * Stop the broker, once. Programs (not tests) call this before they exit, so that the
 	 * broker stops before the JVM deletes its temporary files; otherwise the JVM stops it
 	 * on exit.
 	 */
-	public void stop() {
-		if (this.stopped.compareAndSet(false, true)) {
-			this.broker.destroy();
+	public static void stop() {
+		EmbeddedKafkaBroker broker = instance;
+		if (broker != null && stopped.compareAndSet(false, true)) {
+			broker.destroy();
 		}
-	}
-
-	/**
-	 * Return the bootstrap servers, for {@code spring.kafka.bootstrap-servers} or a
-	 * client's {@code bootstrap.servers}.
-	 * @return the bootstrap servers
-	 */
-	public String getBootstrapServers() {
-		return this.broker.getBrokersAsString();
-	}
-
-	/**
-	 * Create topics with the broker's default of three partitions.
-	 * @param topics the topic names
-	 */
-	public void createTopics(String... topics) {
-		this.broker.addTopics(topics);
-	}
-
-	/**
-	 * Return the underlying spring-kafka broker, for its consumer and topic helpers.
-	 * @return the broker
-	 */
-	public EmbeddedKafkaKraftBroker getBroker() {
-		return this.broker;
 	}
 
 	/**

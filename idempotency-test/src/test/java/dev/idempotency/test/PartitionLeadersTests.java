@@ -14,6 +14,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
@@ -21,11 +23,11 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 class PartitionLeadersTests {
 
 	@Test
-	void burstRightAfterTheLeadersAreReadyIsAcknowledgedWhole(TestKafkaBroker broker) throws Exception {
+	void burstRightAfterTheLeadersAreReadyIsAcknowledgedWhole(EmbeddedKafkaBroker broker) throws Exception {
 		String topic = TestKafkaBroker.uniqueTopic("leaders");
-		broker.createTopics(topic);
-		PartitionLeaders.await(broker.getBootstrapServers(), Duration.ofSeconds(60), topic);
-		Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers(),
+		broker.addTopics(topic);
+		PartitionLeaders.await(broker.getBrokersAsString(), Duration.ofSeconds(60), topic);
+		Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString(),
 				ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
 				ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
 		List<Future<RecordMetadata>> sends = new ArrayList<>();
@@ -40,10 +42,10 @@ class PartitionLeadersTests {
 	}
 
 	@Test
-	void topicThatDoesNotExistFailsAfterTheTimeout(TestKafkaBroker broker) {
+	void topicThatDoesNotExistFailsAfterTheTimeout(EmbeddedKafkaBroker broker) {
 		String topic = TestKafkaBroker.uniqueTopic("missing");
 		assertThatIllegalStateException()
-			.isThrownBy(() -> PartitionLeaders.await(broker.getBootstrapServers(), Duration.ofSeconds(1), topic))
+			.isThrownBy(() -> PartitionLeaders.await(broker.getBrokersAsString(), Duration.ofSeconds(1), topic))
 			.withMessageContaining(topic);
 	}
 

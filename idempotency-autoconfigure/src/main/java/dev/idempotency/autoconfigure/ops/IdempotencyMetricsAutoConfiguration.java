@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.ops;
 
 import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.metrics.IdempotencyObservationConvention;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -16,7 +17,8 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Auto-configuration of the {@link IdempotencyMetrics} the features report to: on
  * Micrometer when a {@link MeterRegistry} exists (with observations when an
- * {@link ObservationRegistry} exists too), otherwise a no-op.
+ * {@link ObservationRegistry} exists too, named by an
+ * {@link IdempotencyObservationConvention} bean if there is one), otherwise a no-op.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
@@ -37,9 +39,12 @@ public final class IdempotencyMetricsAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(IdempotencyMetrics.class)
 		MicrometerIdempotencyMetrics idempotencyMetrics(MeterRegistry meterRegistry,
-				ObjectProvider<ObservationRegistry> observationRegistry) {
-			return new MicrometerIdempotencyMetrics(meterRegistry,
+				ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<IdempotencyObservationConvention> observationConvention) {
+			MicrometerIdempotencyMetrics metrics = new MicrometerIdempotencyMetrics(meterRegistry,
 					observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
+			metrics.setObservationConvention(observationConvention.getIfUnique());
+			return metrics;
 		}
 
 	}

@@ -47,6 +47,7 @@ import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.ListenerExecutionFailedException;
 import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -147,11 +148,11 @@ class IdempotencyKafkaAutoConfigurationTests {
 	}
 
 	@Test
-	void listenerGainsTheGuaranteeFromTheAnnotationAlone(TestKafkaBroker broker) throws Exception {
+	void listenerGainsTheGuaranteeFromTheAnnotationAlone(EmbeddedKafkaBroker broker) throws Exception {
 		String topic = TestKafkaBroker.uniqueTopic("boot-events");
 		this.databaseContextRunner.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class))
 			.withUserConfiguration(BootListenerConfiguration.class)
-			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBrokersAsString(),
 					"spring.kafka.consumer.auto-offset-reset=earliest", "test.topic=" + topic)
 			.run((context) -> {
 				@SuppressWarnings("unchecked")
@@ -172,7 +173,7 @@ class IdempotencyKafkaAutoConfigurationTests {
 	}
 
 	@Test
-	void executedAndDuplicateEventsAreCountedAndMarksTimed(TestKafkaBroker broker) throws Exception {
+	void executedAndDuplicateEventsAreCountedAndMarksTimed(EmbeddedKafkaBroker broker) throws Exception {
 		String topic = TestKafkaBroker.uniqueTopic("metered-events");
 		String first = "metered-" + UUID.randomUUID();
 		String sentinel = "metered-" + UUID.randomUUID();
@@ -181,7 +182,7 @@ class IdempotencyKafkaAutoConfigurationTests {
 					AutoConfigurations.of(KafkaAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class))
 			.withUserConfiguration(BootListenerConfiguration.class)
 			.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
-			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBrokersAsString(),
 					"spring.kafka.consumer.auto-offset-reset=earliest", "test.topic=" + topic)
 			.run((context) -> {
 				@SuppressWarnings("unchecked")
@@ -202,11 +203,11 @@ class IdempotencyKafkaAutoConfigurationTests {
 	}
 
 	@Test
-	void recordWithoutEventIdIsDeadLetteredAtItsFirstFailureByADeadLetterErrorHandlerAlone(TestKafkaBroker broker) {
+	void recordWithoutEventIdIsDeadLetteredAtItsFirstFailureByADeadLetterErrorHandlerAlone(EmbeddedKafkaBroker broker) {
 		String topic = TestKafkaBroker.uniqueTopic("no-id-events");
 		this.databaseContextRunner.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class))
 			.withUserConfiguration(DeadLetterConfiguration.class, RecordListenerOnTopicConfiguration.class)
-			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+			.withPropertyValues("spring.kafka.bootstrap-servers=" + broker.getBrokersAsString(),
 					"spring.kafka.consumer.auto-offset-reset=earliest", "test.topic=" + topic)
 			.run((context) -> {
 				@SuppressWarnings("unchecked")
@@ -226,8 +227,8 @@ class IdempotencyKafkaAutoConfigurationTests {
 			});
 	}
 
-	private static ConsumerRecord<String, String> readFirst(TestKafkaBroker broker, String topic) {
-		Map<String, Object> properties = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers(),
+	private static ConsumerRecord<String, String> readFirst(EmbeddedKafkaBroker broker, String topic) {
+		Map<String, Object> properties = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString(),
 				ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
 				"earliest", ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
 				ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);

@@ -35,6 +35,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -54,9 +55,9 @@ class OutboxShutdownTests {
 
 	private final TestSchema schema;
 
-	private final TestKafkaBroker broker;
+	private final EmbeddedKafkaBroker broker;
 
-	OutboxShutdownTests(TestSchema schema, TestKafkaBroker broker) {
+	OutboxShutdownTests(TestSchema schema, EmbeddedKafkaBroker broker) {
 		this.schema = schema;
 		this.broker = broker;
 	}
@@ -64,11 +65,11 @@ class OutboxShutdownTests {
 	@Test
 	void webAndKafkaStopWhileTheRelayFinishesItsBatchAndTheRelayStopsLastClaimingNothingMore() throws Exception {
 		String topic = TestKafkaBroker.uniqueTopic("shutdown-listened");
-		this.broker.createTopics(topic);
+		this.broker.addTopics(topic);
 		ConfigurableApplicationContext context = new SpringApplicationBuilder(ShutdownApplication.class)
 			.properties(Map.of("spring.datasource.url", this.schema.getJdbcUrl(), "spring.datasource.username",
 					this.schema.getUsername(), "spring.datasource.password", this.schema.getPassword(),
-					"spring.kafka.bootstrap-servers", this.broker.getBootstrapServers(),
+					"spring.kafka.bootstrap-servers", this.broker.getBrokersAsString(),
 					"spring.kafka.consumer.group-id", "shutdown-test", "test.topic", topic, "server.port", "0",
 					"idempotency.outbox.table", "shutdown_outbox", "idempotency.outbox.relay.shutdown-timeout", "60s",
 					"spring.lifecycle.timeout-per-shutdown-phase", "130s"))

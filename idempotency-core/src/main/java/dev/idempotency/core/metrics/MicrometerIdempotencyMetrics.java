@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
@@ -24,9 +25,11 @@ import org.springframework.util.Assert;
  * (the simple name of the exception, or {@code none}).</li>
  * </ul>
  * When the observation registry is not the no-op one, operations are observations of the
- * same names instead of plain timers: the registry's meter handler records the same timer
- * (with the same tags), and a tracing handler turns them into spans, children of the
- * current observation, such as the HTTP request's.
+ * same names instead of plain timers (see {@link IdempotencyObservationDocumentation}):
+ * the registry's meter handler records the same timer (with the same tags), and a tracing
+ * handler turns them into spans, children of the current observation, such as the HTTP
+ * request's. An {@link IdempotencyObservationConvention} renames them or changes their
+ * key values, the Micrometer way.
  */
 public final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 
@@ -41,6 +44,8 @@ public final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 	private final ObservationRegistry observations;
 
 	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+	private @Nullable IdempotencyObservationConvention observationConvention;
 
 	/**
 	 * Create metrics that time operations with plain timers.
@@ -61,6 +66,16 @@ public final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 		Assert.notNull(observations, "observations must not be null");
 		this.registry = registry;
 		this.observations = observations;
+	}
+
+	/**
+	 * Set the convention that names the observations and their key values, in place of
+	 * {@link DefaultIdempotencyObservationConvention}. A convention registered globally
+	 * on the observation registry takes precedence over both.
+	 * @param observationConvention the convention, or {@code null} for the default
+	 */
+	public void setObservationConvention(@Nullable IdempotencyObservationConvention observationConvention) {
+		this.observationConvention = observationConvention;
 	}
 
 	@Override
@@ -94,9 +109,9 @@ public final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 	@Override
 	public Timing start(Operation operation, String feature) {
 		if (!this.observations.isNoop()) {
-			Observation observation = Observation.createNotStarted(operation.meterName(), this.observations)
-				.contextualName(operation.meterName().replace('.', ' '))
-				.lowCardinalityKeyValue("feature", feature)
+			Observation observation = Observation
+				.createNotStarted(this.observationConvention, DefaultIdempotencyObservationConvention.INSTANCE,
+						() -> new IdempotencyObservationContext(operation, feature), this.observations)
 				.start();
 			return new ObservationTiming(observation);
 		}

@@ -4,6 +4,8 @@ import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.IdempotencyMetrics.Operation;
 import dev.idempotency.core.IdempotencyMetrics.Outcome;
 import dev.idempotency.core.IdempotencyMetrics.Timing;
+import io.micrometer.common.KeyValues;
+import io.micrometer.common.docs.KeyName;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -14,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -107,6 +110,46 @@ class MicrometerIdempotencyMetricsTests {
 		assertThat(observed).containsExactly("idempotency.claim kafka", "idempotency.publish outbox");
 		assertThat(timer("idempotency.claim", "kafka", "none").count()).isOne();
 		assertThat(timer("idempotency.publish", "outbox", "IllegalStateException").count()).isOne();
+	}
+
+	@Test
+	void anObservationConventionRenamesTheObservationsAndChangesTheirKeyValues() {
+		ObservationRegistry observations = ObservationRegistry.create();
+		observations.observationConfig().observationHandler(new DefaultMeterObservationHandler(this.registry));
+		MicrometerIdempotencyMetrics observing = new MicrometerIdempotencyMetrics(this.registry, observations);
+		observing.setObservationConvention(new DefaultIdempotencyObservationConvention() {
+
+			@Override
+			public String getName() {
+				return "payments." + IdempotencyObservationDocumentation.CLAIM.getName();
+			}
+
+			@Override
+			public KeyValues getLowCardinalityKeyValues(IdempotencyObservationContext context) {
+				return super.getLowCardinalityKeyValues(context).and("operation",
+						context.getOperation().name().toLowerCase(Locale.ROOT));
+			}
+
+		});
+		observing.time(Operation.CLAIM, IdempotencyMetrics.WEB, () -> 1);
+		assertThat(this.registry.get("payments.idempotency.claim")
+			.tag("feature", "web")
+			.tag("operation", "claim")
+			.tag("error", "none")
+			.timer()
+			.count()).isOne();
+		assertThat(this.registry.find("idempotency.claim").timer()).isNull();
+	}
+
+	@Test
+	void theDocumentationNamesEachOperationAndItsDefaultConvention() {
+		assertThat(IdempotencyObservationDocumentation.values())
+			.extracting(IdempotencyObservationDocumentation::getName)
+			.containsExactly(Operation.CLAIM.meterName(), Operation.REPLAY.meterName(), Operation.PUBLISH.meterName());
+		assertThat(IdempotencyObservationDocumentation.CLAIM.getDefaultConvention())
+			.isEqualTo(DefaultIdempotencyObservationConvention.class);
+		assertThat(IdempotencyObservationDocumentation.CLAIM.getLowCardinalityKeyNames()).extracting(KeyName::asString)
+			.containsExactly("feature");
 	}
 
 	@Test

@@ -36,7 +36,7 @@ public final class CrashDemo {
 			ex.printStackTrace();
 			status = 2;
 		}
-		TestKafkaBroker.get().stop();
+		TestKafkaBroker.stop();
 		// Exit even though threads of the in-process servers may still be alive.
 		System.exit(status);
 	}

@@ -29,6 +29,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
 
 /**
  * Runs the timeline of the demo for each variant and counts the charges.
@@ -62,7 +63,7 @@ final class CrashDemoRun {
 		this.out.println("Crash demo: one orders.confirmed event (1200 RUB) per variant. The consumer is stopped"
 				+ " (SIGTERM, then SIGKILL after a " + GRACE_PERIOD.toSeconds() + " s grace period) after its charge"
 				+ " commits and before its offset commit; then it is restarted and Kafka redelivers the event.");
-		TestKafkaBroker broker = TestKafkaBroker.get();
+		EmbeddedKafkaBroker broker = TestKafkaBroker.get();
 		try (TestSchema schema = TestDatabase.get().createSchema("crash_demo")) {
 			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
 			jdbc.execute(Charges.SCHEMA);
@@ -78,12 +79,12 @@ final class CrashDemoRun {
 		}
 	}
 
-	private Result runVariant(String variant, TestSchema schema, TestKafkaBroker broker, JdbcTemplate jdbc)
+	private Result runVariant(String variant, TestSchema schema, EmbeddedKafkaBroker broker, JdbcTemplate jdbc)
 			throws Exception {
 		String topic = "orders.confirmed." + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
 		String group = "billing-" + variant;
 		try (Admin admin = Admin
-			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers()))) {
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString()))) {
 			admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
 			publish(broker, topic,
 					new OrderConfirmed(UUID.randomUUID().toString(), "order-" + variant, new BigDecimal(1200), "RUB"));
@@ -105,8 +106,8 @@ final class CrashDemoRun {
 				new BigDecimal(totals.get("total").toString()), "RUB");
 	}
 
-	private static void publish(TestKafkaBroker broker, String topic, OrderConfirmed event) throws Exception {
-		Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBootstrapServers(),
+	private static void publish(EmbeddedKafkaBroker broker, String topic, OrderConfirmed event) throws Exception {
+		Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString(),
 				ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
 				ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
 		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config)) {
@@ -134,12 +135,12 @@ final class CrashDemoRun {
 	}
 
 	private static List<String> consumerArguments(String variant, String topic, String group, TestSchema schema,
-			TestKafkaBroker broker, boolean hangAfterCommit) {
+			EmbeddedKafkaBroker broker, boolean hangAfterCommit) {
 		return List.of("--role=consumer", "--demo.variant=" + variant, "--demo.topic=" + topic,
 				"--demo.slow-after-commit=" + hangAfterCommit, "--spring.datasource.url=" + schema.getJdbcUrl(),
 				"--spring.datasource.username=" + schema.getUsername(),
 				"--spring.datasource.password=" + schema.getPassword(),
-				"--spring.kafka.bootstrap-servers=" + broker.getBootstrapServers(),
+				"--spring.kafka.bootstrap-servers=" + broker.getBrokersAsString(),
 				"--spring.kafka.consumer.group-id=" + group, "--spring.kafka.consumer.auto-offset-reset=earliest",
 				"--spring.kafka.listener.ack-mode=record", "--idempotency.jdbc.initialize-schema=always",
 				"--spring.main.banner-mode=off", "--logging.level.root=WARN", "--logging.level.org.apache.kafka=ERROR",

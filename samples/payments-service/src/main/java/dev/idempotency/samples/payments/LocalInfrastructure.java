@@ -28,7 +28,7 @@ class LocalInfrastructure implements EnvironmentPostProcessor {
 			properties.put("spring.datasource.password", database.getPassword());
 		}
 		if (!environment.containsProperty("spring.kafka.bootstrap-servers")) {
-			properties.put("spring.kafka.bootstrap-servers", TestKafkaBroker.get().getBootstrapServers());
+			properties.put("spring.kafka.bootstrap-servers", TestKafkaBroker.get().getBrokersAsString());
 		}
 		if (!properties.isEmpty()) {
 			environment.getPropertySources().addLast(new MapPropertySource("localInfrastructure", properties));
