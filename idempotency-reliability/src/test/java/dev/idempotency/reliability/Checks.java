@@ -166,7 +166,7 @@ class Checks {
 			consumer.assign(partitions);
 			consumer.seekToBeginning(partitions);
 			Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
-			long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+			long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
 			while (partitions.stream().anyMatch((partition) -> consumer.position(partition) < end.get(partition))) {
 				if (System.nanoTime() > deadline) {
 					throw new IllegalStateException("Could not read " + topic + " to its end");

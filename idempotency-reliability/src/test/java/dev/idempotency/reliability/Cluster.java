@@ -40,6 +40,13 @@ final class Cluster {
 	private Cluster(Path workDir, Path jar, Path postgresBin) {
 		this.workDir = workDir;
 		Processes.init(workDir);
+		deleteLogs(workDir.resolve("logs"));
+		try {
+			Files.createDirectories(workDir.resolve("tmp"));
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
 		this.postgres = new Postgres(postgresBin, workDir, freePort());
 		this.postgres.init();
 		this.postgres.start();
@@ -97,6 +104,20 @@ final class Cluster {
 		}
 		for (Replica replica : this.replicas) {
 			replica.awaitUp(STARTUP);
+		}
+	}
+
+	private static void deleteLogs(Path logs) {
+		if (!Files.isDirectory(logs)) {
+			return;
+		}
+		try (var files = Files.list(logs)) {
+			for (Path file : files.toList()) {
+				Files.delete(file);
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
 		}
 	}
 

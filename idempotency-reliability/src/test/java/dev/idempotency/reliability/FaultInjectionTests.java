@@ -253,6 +253,36 @@ class FaultInjectionTests {
 		assertThat(unanswered).isZero();
 	}
 
+	@Test
+	@Order(8)
+	void replicasStoppedWithSigtermUnderLoadFinishWhatTheyAcceptedWithinTheBudget() {
+		String prefix = "sigterm";
+		int cycles = Cluster.longRun() ? 10 : 1;
+		// The budget of the graceful shutdown recipe (terminationGracePeriodSeconds).
+		Duration budget = Duration.ofSeconds(60);
+		AtomicBoolean stop = new AtomicBoolean();
+		CompletableFuture<LoadClient.Load> load = CompletableFuture.supplyAsync(() -> client.run(prefix, 6, stop));
+		List<Duration> exits = new ArrayList<>();
+		for (int i = 0; i < cycles; i++) {
+			Pause.randomly(Duration.ofSeconds(2), Duration.ofSeconds(5));
+			Replica replica = cluster.replicas.get(i % cluster.replicas.size());
+			exits.add(replica.terminate(budget.plusSeconds(30)));
+			replica.start();
+			replica.awaitUp(Cluster.STARTUP);
+		}
+		stop.set(true);
+		LoadClient.Load done = load.join();
+		cluster.ensureReplicasUp();
+		Checks.Findings findings = checks.check(prefix, answered(done), Set.of());
+		Duration longest = exits.stream().max(Duration::compareTo).orElse(Duration.ZERO);
+		Summary.add(Summary.Row.of(
+				"8. replica SIGTERM under load", done.operations().size(), cycles + " SIGTERMs, longest exit "
+						+ longest.toMillis() + " ms, " + done.serverErrors() + " 5xx answers",
+				findings, done.unanswered().size(), "n/a (restarted)"));
+		assertClean(findings, done);
+		assertThat(longest).as("exit after SIGTERM").isLessThan(budget);
+	}
+
 	private static boolean servesAgainWithoutRestart(String prefix, List<Long> pids) {
 		boolean sameProcesses = cluster.replicas.stream().map(Replica::pid).toList().equals(pids);
 		boolean serving = true;

@@ -132,6 +132,7 @@ class LoadClient {
 					pause = Math.min(1000, retryAfter.map(LoadClient::millis).orElse(500L));
 				}
 				else if (status >= 500) {
+					operation.serverErrors++;
 					pause = backoff;
 				}
 				else {
@@ -171,6 +172,8 @@ class LoadClient {
 
 		volatile int attempts;
 
+		volatile int serverErrors;
+
 		volatile @org.jspecify.annotations.Nullable String paymentId;
 
 		volatile @org.jspecify.annotations.Nullable String refusal;
@@ -206,6 +209,10 @@ class LoadClient {
 
 		List<Operation> refused() {
 			return this.operations.stream().filter((operation) -> operation.refusal != null).toList();
+		}
+
+		long serverErrors() {
+			return this.operations.stream().mapToLong((operation) -> operation.serverErrors).sum();
 		}
 
 		long attempts() {

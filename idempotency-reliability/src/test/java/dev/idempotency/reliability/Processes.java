@@ -72,24 +72,24 @@ final class Processes {
 	}
 
 	/**
-	 * Run on exit, before the processes are killed (stop PostgreSQL, which is no child).
+	 * Run on exit, after the processes are killed (stop PostgreSQL, which is no child).
 	 */
 	static void onExit(Runnable cleanup) {
 		cleanups.add(cleanup);
 	}
 
 	static void killAll() {
+		for (ProcessHandle process : List.copyOf(running)) {
+			process.descendants().forEach(ProcessHandle::destroyForcibly);
+			process.destroyForcibly();
+		}
 		for (Runnable cleanup : List.copyOf(cleanups)) {
 			try {
 				cleanup.run();
 			}
 			catch (RuntimeException ex) {
-				// Exiting anyway: kill the rest.
+				// Exiting anyway: clean up the rest.
 			}
-		}
-		for (ProcessHandle process : List.copyOf(running)) {
-			process.descendants().forEach(ProcessHandle::destroyForcibly);
-			process.destroyForcibly();
 		}
 	}
 

@@ -35,7 +35,7 @@ class Replica {
 	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers) {
 		this.port = port;
 		List<String> arguments = new ArrayList<>(List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-Djava.io.tmpdir=" + workDir, "-jar", jar.toString()));
+				"-Djava.io.tmpdir=" + workDir.resolve("tmp"), "-jar", jar.toString()));
 		arguments.addAll(List.of("--server.port=" + port, "--spring.datasource.url=" + jdbcUrl,
 				"--spring.datasource.username=postgres", "--spring.datasource.password=",
 				"--spring.datasource.hikari.connection-timeout=2000",
@@ -86,13 +86,17 @@ class Replica {
 		return this.jvm.isAlive();
 	}
 
-	/** Whether the replica answers its health endpoint (UP or not: it is serving). */
+	/**
+	 * Whether the replica answers HTTP: Tomcat accepts requests once the context has
+	 * started. Not the health endpoint, whose database and outbox checks can take seconds
+	 * on a loaded machine.
+	 */
 	boolean answers() {
 		try {
 			HttpResponse<Void> response = this.http.send(
-					HttpRequest.newBuilder(uri("/actuator/health")).timeout(Duration.ofSeconds(3)).GET().build(),
+					HttpRequest.newBuilder(uri("/actuator/info")).timeout(Duration.ofSeconds(5)).GET().build(),
 					HttpResponse.BodyHandlers.discarding());
-			return response.statusCode() == 200 || response.statusCode() == 503;
+			return response.statusCode() == 200;
 		}
 		catch (IOException ex) {
 			return false;
