@@ -80,6 +80,8 @@ final class Cluster {
 			catch (IOException ex) {
 				throw new UncheckedIOException(ex);
 			}
+			Assumptions.assumeTrue(Postgres.reachable(workDir), "The build runs as root and the postgres user cannot"
+					+ " reach " + workDir + " (a parent directory is private): PostgreSQL cannot run there");
 			long start = System.nanoTime();
 			instance = new Cluster(workDir, jar, bin);
 			logger.info("Cluster up in " + Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s");

@@ -52,6 +52,30 @@ class Postgres {
 		return Files.isExecutable(bin.resolve("pg_ctl")) && Files.isExecutable(bin.resolve("initdb"));
 	}
 
+	/**
+	 * Whether the server can reach the work directory: as root it runs as
+	 * {@code postgres}, which cannot when a parent directory is private (a checkout under
+	 * a {@code mktemp -d} directory, for example).
+	 */
+	static boolean reachable(Path workDir) {
+		if (!"root".equals(System.getProperty("user.name"))) {
+			return true;
+		}
+		try {
+			Process test = new ProcessBuilder("runuser", "-u", "postgres", "--", "test", "-x", workDir.toString())
+				.redirectErrorStream(true)
+				.start();
+			return test.waitFor(30, TimeUnit.SECONDS) && test.exitValue() == 0;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
 	void init() {
 		Path home = this.dataDir.getParent();
 		try {
