@@ -13,12 +13,16 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
- * Charges: one payment row and one outbox row asking the provider to charge, in one
- * transaction. Called from the HTTP API and from the Kafka listener, whose idempotency
- * makes sure each call here happens once per operation.
+ * Charges: one payment row, one outbox row asking the provider to charge and one
+ * announcing the charge on Kafka ({@value #CHARGED_TOPIC}), in one transaction. Called
+ * from the HTTP API and from the Kafka listener, whose idempotency makes sure each call
+ * here happens once per operation.
  */
 @Service
 class Payments {
+
+	/** The topic that announces every charge, keyed by order id. */
+	static final String CHARGED_TOPIC = "payments.charged";
 
 	private final JdbcTemplate jdbc;
 
@@ -41,6 +45,15 @@ class Payments {
 			.key(orderId)
 			.eventId(payment.paymentId().toString())
 			.eventType("payment-requested")
+			.payload(payment)
+			.build());
+		// Other services learn of the charge from Kafka, through the outbox too: the
+		// destination is the topic, and the order id as message key keeps the charges
+		// of one order in commit order.
+		this.outbox.append(OutboxEvent.to(CHARGED_TOPIC)
+			.key(orderId)
+			.eventId(payment.paymentId().toString())
+			.eventType("payment-charged")
 			.payload(payment)
 			.build());
 		return payment;

@@ -1,0 +1,128 @@
+package dev.idempotency.reliability;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One replica of the payments service: {@code java -jar} of the sample's jar, on a port
+ * of its own, with the suite's PostgreSQL and broker, and leases short enough that a
+ * fault outlives them.
+ */
+class Replica {
+
+	/** How long a web claim stays exclusive: a dead replica's keys are free after it. */
+	static final Duration WEB_LEASE = Duration.ofSeconds(10);
+
+	/**
+	 * How long a relay claim lasts: the broker stays down longer than this. It must
+	 * exceed the sample's provider call timeout (10 s).
+	 */
+	static final Duration RELAY_LEASE = Duration.ofSeconds(12);
+
+	private final ChildJvm jvm;
+
+	private final int port;
+
+	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers) {
+		this.port = port;
+		List<String> arguments = new ArrayList<>(List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+				"-Djava.io.tmpdir=" + workDir.resolve("tmp"), "-jar", jar.toString()));
+		arguments.addAll(List.of("--server.port=" + port, "--spring.datasource.url=" + jdbcUrl,
+				"--spring.datasource.username=postgres", "--spring.datasource.password=",
+				"--spring.datasource.hikari.connection-timeout=2000",
+				"--spring.datasource.hikari.validation-timeout=1000", "--spring.datasource.hikari.maximum-pool-size=10",
+				"--spring.kafka.bootstrap-servers=" + bootstrapServers,
+				"--spring.kafka.consumer.properties.session.timeout.ms=6000",
+				"--spring.kafka.consumer.properties.heartbeat.interval.ms=1000",
+				"--idempotency.web.lease=" + WEB_LEASE.toSeconds() + "s",
+				"--idempotency.outbox.relay.lease=" + RELAY_LEASE.toSeconds() + "s",
+				"--idempotency.outbox.relay.reap-interval=2s", "--idempotency.outbox.relay.max-backoff=2s",
+				"--idempotency.outbox.relay.initial-backoff=200ms", "--idempotency.outbox.relay.max-attempts=1000",
+				"--idempotency.outbox.kafka.send-timeout=4s", "--idempotency.outbox.kafka.max-block=2s",
+				"--spring.http.clients.read-timeout=4s", "--spring.http.clients.connect-timeout=1s",
+				"--payments.review.threshold=100000000", "--logging.level.root=WARN",
+				"--logging.level.org.apache.kafka=ERROR", "--spring.main.banner-mode=off"));
+		this.jvm = new ChildJvm(name, workDir, arguments);
+	}
+
+	String name() {
+		return this.jvm.name();
+	}
+
+	URI uri(String path) {
+		return URI.create("http://127.0.0.1:" + this.port + path);
+	}
+
+	int port() {
+		return this.port;
+	}
+
+	void start() {
+		this.jvm.start();
+	}
+
+	void kill() {
+		this.jvm.kill();
+	}
+
+	Duration terminate(Duration timeout) {
+		return this.jvm.terminate(timeout);
+	}
+
+	long pid() {
+		return this.jvm.pid();
+	}
+
+	boolean isAlive() {
+		return this.jvm.isAlive();
+	}
+
+	/**
+	 * Whether the replica answers HTTP: Tomcat accepts requests once the context has
+	 * started. Not the health endpoint, whose database and outbox checks can take seconds
+	 * on a loaded machine.
+	 */
+	boolean answers() {
+		try {
+			HttpResponse<Void> response = this.http.send(
+					HttpRequest.newBuilder(uri("/actuator/info")).timeout(Duration.ofSeconds(5)).GET().build(),
+					HttpResponse.BodyHandlers.discarding());
+			return response.statusCode() == 200;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	void awaitUp(Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (!answers()) {
+			if (!this.jvm.isAlive()) {
+				throw new IllegalStateException(name() + " exited; see target/reliability/logs/" + name() + ".log");
+			}
+			if (System.nanoTime() > deadline) {
+				throw new IllegalStateException(name() + " did not come up in " + timeout);
+			}
+			Pause.briefly(Duration.ofMillis(250));
+		}
+	}
+
+	@Override
+	public String toString() {
+		return name();
+	}
+
+}
