@@ -40,10 +40,10 @@ class Postgres {
 
 	private final boolean asPostgresUser;
 
-	Postgres(Path bin, Path workDir, int port) {
+	Postgres(Path bin, Path home, int port) {
 		this.bin = bin;
-		this.dataDir = workDir.resolve("postgres").resolve("data");
-		this.logFile = workDir.resolve("postgres").resolve("postgres.log");
+		this.dataDir = home.resolve("data");
+		this.logFile = home.resolve("postgres.log");
 		this.port = port;
 		this.asPostgresUser = "root".equals(System.getProperty("user.name"));
 	}
@@ -73,6 +73,33 @@ class Postgres {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			return false;
+		}
+	}
+
+	/**
+	 * Where the cluster lives: under the work directory, or, when the server's user
+	 * cannot reach it, in a directory of its own under {@code /tmp}, removed when the
+	 * suite ends.
+	 */
+	static Path home(Path workDir) {
+		if (reachable(workDir)) {
+			return workDir.resolve("postgres");
+		}
+		try {
+			Path home = Files.createTempDirectory(Path.of("/tmp"), "idempotency-reliability-postgres-");
+			Processes.onExit(() -> {
+				try {
+					deleteRecursively(home);
+				}
+				catch (IOException ex) {
+					logger.warn("Could not delete " + home + ": " + ex);
+				}
+			});
+			logger.info("The postgres user cannot reach " + workDir + ": the cluster lives in " + home);
+			return home;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
 		}
 	}
 

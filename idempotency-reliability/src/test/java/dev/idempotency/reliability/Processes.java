@@ -5,10 +5,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -24,7 +26,9 @@ final class Processes {
 
 	private static final Set<ProcessHandle> running = ConcurrentHashMap.newKeySet();
 
-	private static final Set<Runnable> cleanups = ConcurrentHashMap.newKeySet();
+	// Last registered, first run: a directory is removed after the server that uses it
+	// stops.
+	private static final Deque<Runnable> cleanups = new ConcurrentLinkedDeque<>();
 
 	private static volatile boolean hooked;
 
@@ -72,10 +76,11 @@ final class Processes {
 	}
 
 	/**
-	 * Run on exit, after the processes are killed (stop PostgreSQL, which is no child).
+	 * Run on exit, after the processes are killed (stop PostgreSQL, which is no child),
+	 * in the reverse order of registration.
 	 */
 	static void onExit(Runnable cleanup) {
-		cleanups.add(cleanup);
+		cleanups.addFirst(cleanup);
 	}
 
 	static void killAll() {
