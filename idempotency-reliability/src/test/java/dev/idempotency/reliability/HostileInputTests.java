@@ -155,6 +155,7 @@ class HostileInputTests {
 			.of("text/plain", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
 					"application/octet-stream", "application/json; charset=ebcdic-xx", "application", "image/png")
 			.forEach((type) -> corpus.add(Case.of("content type " + type, List.of(), valid, type)));
+		corpus.add(Case.of("content type */*", List.of(), valid, "*/*"));
 		corpus.add(new Case("no content type", withKey(List.of()), utf8(valid), true));
 		corpus.add(new Case("negative Content-Length",
 				withKey(List.of(latin1("Content-Type: application/json"), latin1("Content-Length: -1"))), utf8(valid),

@@ -411,6 +411,11 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		if (key == null) {
 			return;
 		}
+		String contentTypeProblem = RequestFingerprints.contentTypeProblem(request.getContentType());
+		if (contentTypeProblem != null) {
+			settings.responses().invalidContentType(request, response, match, contentTypeProblem);
+			return;
+		}
 		String scope = this.scopeResolver.resolve(request);
 		Assert.state(scope != null, "The scope resolver returned null");
 		byte[] body = null;

@@ -24,6 +24,12 @@ public final class IdempotencyProblemTypes {
 	 */
 	public static final URI BODY_TOO_COMPLEX = URI.create(BASE + "body-too-complex");
 
+	/**
+	 * 415: the {@code Content-Type} header is no media type: it does not parse, names an
+	 * unknown charset, or is a wildcard such as {@code *}{@code /*}.
+	 */
+	public static final URI INVALID_CONTENT_TYPE = URI.create(BASE + "invalid-content-type");
+
 	/** 413: the request body is larger than the filter holds. */
 	public static final URI REQUEST_TOO_LARGE = URI.create(BASE + "request-too-large");
 

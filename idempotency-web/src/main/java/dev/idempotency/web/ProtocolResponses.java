@@ -77,6 +77,21 @@ final class ProtocolResponses {
 				null);
 	}
 
+	/**
+	 * Answer a request whose {@code Content-Type} is no media type. The header is not
+	 * echoed: it is the client's own, and may be long.
+	 * @param reason what is wrong with the header, for the log
+	 */
+	void invalidContentType(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			String reason) throws IOException {
+		log.debug("Refused a request whose Content-Type is no media type: " + reason);
+		send(request, response, match, HttpStatus.UNSUPPORTED_MEDIA_TYPE, IdempotencyProblemTypes.INVALID_CONTENT_TYPE,
+				"Invalid Content-Type",
+				"The Content-Type header is not a media type: it does not parse, names an unknown charset, or is a"
+						+ " wildcard. Nothing was done, and the Idempotency-Key was not used.",
+				null);
+	}
+
 	void bodyTooComplex(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
 			Exception ex) throws IOException {
 		log.debug("Refused a JSON body beyond the limits of its fingerprint", ex);

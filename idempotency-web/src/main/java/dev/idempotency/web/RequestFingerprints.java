@@ -25,6 +25,10 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.http.InvalidMediaTypeException;
+import org.springframework.http.MediaType;
+import org.springframework.util.StringUtils;
+
 /**
  * Computes the fingerprint of an {@code @Idempotent} request from what identifies it:
  * method, route, media type and body (see {@link RequestFingerprint}).
@@ -52,6 +56,30 @@ final class RequestFingerprints {
 		byte[] content = (body != null) ? body : formBody(request);
 		return RequestFingerprint.of(request.getMethod(), route, request.getContentType(), content,
 				endpoint.fingerprintFields());
+	}
+
+	/**
+	 * Why the {@code Content-Type} of a request is no media type, if it is not. The
+	 * fingerprint counts the media type, and Spring MVC reads it again for the handler: a
+	 * header that does not parse, names an unknown charset, or is a wildcard (which only
+	 * {@code Accept} may carry) makes Spring MVC answer 415, or fail with a 500 (a
+	 * wildcard), which a client retries without end. Such a request is refused before its
+	 * key is claimed.
+	 * @param contentType the header, or {@code null} when there is none
+	 * @return what is wrong with it, or {@code null} when it is a media type or absent
+	 */
+	static @Nullable String contentTypeProblem(@Nullable String contentType) {
+		if (!StringUtils.hasLength(contentType)) {
+			return null;
+		}
+		MediaType type;
+		try {
+			type = MediaType.parseMediaType(contentType);
+		}
+		catch (InvalidMediaTypeException ex) {
+			return ex.getMessage();
+		}
+		return type.isConcrete() ? null : "a Content-Type cannot be a wildcard";
 	}
 
 	/**

@@ -5,7 +5,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The canonical form of a query in the route of a fingerprint.
+ * The canonical form of a query in the route of a fingerprint, and which
+ * {@code Content-Type} headers are media types.
  */
 class RequestFingerprintsTests {
 
@@ -36,6 +37,29 @@ class RequestFingerprintsTests {
 		assertThat(RequestFingerprints.canonicalQuery("a=%FF")).isEqualTo("? a=%FF");
 		assertThat(RequestFingerprints.canonicalQuery("a=%FE"))
 			.isNotEqualTo(RequestFingerprints.canonicalQuery("a=%FF"));
+	}
+
+	@Test
+	void mediaTypesAndNoHeaderAreAccepted() {
+		assertThat(RequestFingerprints.contentTypeProblem(null)).isNull();
+		assertThat(RequestFingerprints.contentTypeProblem("")).isNull();
+		assertThat(RequestFingerprints.contentTypeProblem("application/json")).isNull();
+		assertThat(RequestFingerprints.contentTypeProblem("Text/Plain; charset=ISO-8859-1")).isNull();
+		assertThat(RequestFingerprints.contentTypeProblem("multipart/form-data; boundary=x")).isNull();
+		assertThat(RequestFingerprints.contentTypeProblem("application/vnd.api+json")).isNull();
+	}
+
+	@Test
+	void aWildcardAnUnparsableHeaderOrAnUnknownCharsetIsNoMediaType() {
+		assertThat(RequestFingerprints.contentTypeProblem("*/*")).contains("wildcard");
+		assertThat(RequestFingerprints.contentTypeProblem("application/*")).contains("wildcard");
+		assertThat(RequestFingerprints.contentTypeProblem("*")).isNotNull();
+		assertThat(RequestFingerprints.contentTypeProblem(";;;")).isNotNull();
+		assertThat(RequestFingerprints.contentTypeProblem("text/")).isNotNull();
+		assertThat(RequestFingerprints.contentTypeProblem("/json")).isNotNull();
+		assertThat(RequestFingerprints.contentTypeProblem(" ")).isNotNull();
+		assertThat(RequestFingerprints.contentTypeProblem("application/json; charset=no-such")).isNotNull();
+		assertThat(RequestFingerprints.contentTypeProblem("application/json; charset=\"utf-8")).isNotNull();
 	}
 
 }

@@ -65,6 +65,10 @@ final class IdempotentOperationCustomizer implements GlobalOperationCustomizer {
 		}
 		addProblem(responses, "413", "The request body is larger than this operation accepts. Nothing was done, and the"
 				+ " Idempotency-Key was not used.", List.of(IdempotencyProblemTypes.REQUEST_TOO_LARGE));
+		addProblem(responses, "415",
+				"The Content-Type header is not a media type (it does not parse, names an unknown charset, or is a"
+						+ " wildcard). Nothing was done, and the Idempotency-Key was not used.",
+				List.of(IdempotencyProblemTypes.INVALID_CONTENT_TYPE));
 		addProblem(responses, "422",
 				"This Idempotency-Key was already used for a different request. Send a new key for a new request.",
 				List.of(IdempotencyProblemTypes.KEY_REUSED));

@@ -71,6 +71,8 @@ class IdempotencySpringdocTests {
 		assertThat(responses.get("409").get("headers").has("Retry-After")).isTrue();
 		assertThat(problemTypes(responses, "413"))
 			.containsExactly(IdempotencyProblemTypes.REQUEST_TOO_LARGE.toString());
+		assertThat(problemTypes(responses, "415"))
+			.containsExactly(IdempotencyProblemTypes.INVALID_CONTENT_TYPE.toString());
 		assertThat(problemTypes(responses, "422")).containsExactly(IdempotencyProblemTypes.KEY_REUSED.toString());
 		assertThat(responses.get("200").get("headers").has("Idempotent-Replayed")).isTrue();
 	}

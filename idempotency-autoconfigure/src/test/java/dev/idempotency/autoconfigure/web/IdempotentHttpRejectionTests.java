@@ -7,11 +7,14 @@ import java.util.stream.Stream;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import dev.idempotency.test.PostgresTest;
+import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -76,6 +79,40 @@ class IdempotentHttpRejectionTests {
 		HttpResponse<byte[]> replay = this.http.post(PATH, corrected, "Idempotency-Key", key);
 		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(replay.body()).isEqualTo(retry.body());
+	}
+
+	/**
+	 * A Content-Type that is no media type (unparsable, or a wildcard, which only an
+	 * Accept header may carry) makes Spring MVC fail with a 500 when it reads the
+	 * headers, which a client retries. The filter refuses it first, with a 415 problem,
+	 * before the key is claimed: nothing runs, nothing is stored, and the corrected retry
+	 * with the same key runs.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@ValueSource(strings = { "*/*", "application/*", ";;;", "text/", "/json", "application/json; charset=no-such" })
+	void aContentTypeThatIsNoMediaTypeIsRefusedBeforeTheClaim(String contentType) {
+		String key = UUID.randomUUID().toString();
+		String json = "{\"item\":\"book-" + key + "\",\"amount\":5}";
+		HttpResponse<byte[]> refused = this.http.send(PATH, HttpRequest.BodyPublishers.ofString(json), "Content-Type",
+				contentType, "Idempotency-Key", key);
+		assertThat(refused.statusCode()).isEqualTo(415);
+		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(json().readTree(refused.body()).get("type").asString())
+			.isEqualTo(IdempotencyProblemTypes.INVALID_CONTENT_TYPE.toString());
+		assertThat(keyRows(key)).isZero();
+		assertThat(this.gates.executions).hasValue(0);
+		HttpResponse<byte[]> retry = this.http.post(PATH, json, "Idempotency-Key", key);
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(this.gates.executions).hasValue(1);
+		HttpResponse<byte[]> replay = this.http.post(PATH, json, "Idempotency-Key", key);
+		assertThat(replay.statusCode()).isEqualTo(201);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(replay.body()).isEqualTo(retry.body());
+		assertThat(this.gates.executions).hasValue(1);
+	}
+
+	private static JsonMapper json() {
+		return JsonMapper.builder().build();
 	}
 
 	@Test
