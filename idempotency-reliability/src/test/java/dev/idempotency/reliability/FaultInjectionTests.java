@@ -244,7 +244,10 @@ class FaultInjectionTests {
 						+ " claims held at the kills, " + orphaned.size() + " taken over past their lease)",
 				findings, done.unanswered().size(), "n/a (restarted)"));
 		assertClean(findings, done);
-		assertThat(orphaned).as("claims of the killed relay taken over by the other").isNotEmpty();
+		if (killsHolding > 0) {
+			// With two owners holding claims at the kill, the dead relay held some.
+			assertThat(orphaned).as("claims of the killed relay taken over by the other").isNotEmpty();
+		}
 	}
 
 	/**
