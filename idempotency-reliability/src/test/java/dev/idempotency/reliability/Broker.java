@@ -62,6 +62,16 @@ class Broker {
 		this.jvm.kill();
 	}
 
+	/** SIGSTOP: the broker holds every connection and answers nothing until resumed. */
+	void freeze() {
+		this.jvm.signal("STOP");
+	}
+
+	/** SIGCONT after {@link #freeze()}. */
+	void resume() {
+		this.jvm.signal("CONT");
+	}
+
 	Duration terminate() {
 		return this.jvm.terminate(Duration.ofSeconds(60));
 	}

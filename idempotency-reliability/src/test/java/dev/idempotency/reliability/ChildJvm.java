@@ -50,7 +50,7 @@ class ChildJvm {
 		List<String> command = new ArrayList<>();
 		command.add(javaExecutable());
 		command.addAll(this.arguments);
-		Path log = this.workDir.resolve("logs").resolve(this.name + ".log");
+		Path log = log();
 		try {
 			Files.createDirectories(log.getParent());
 			Files.writeString(log, "\n==== start " + (++this.starts) + " ====\n",
@@ -105,6 +105,27 @@ class ChildJvm {
 		return took;
 	}
 
+	/**
+	 * Send a signal such as {@code STOP} or {@code CONT}: a frozen process keeps its
+	 * sockets open and answers nothing, as one stalled by the machine would.
+	 */
+	synchronized void signal(String signal) {
+		Process current = this.process;
+		if (current == null || !current.isAlive()) {
+			return;
+		}
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(current.pid())).inheritIO().start();
+			if (!waitFor(kill, Duration.ofSeconds(10)) || kill.exitValue() != 0) {
+				throw new IllegalStateException("Could not send SIG" + signal + " to " + this.name);
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		logger.info("Sent SIG" + signal + " to " + this.name);
+	}
+
 	private static boolean waitFor(Process process, Duration timeout) {
 		try {
 			return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -113,6 +134,11 @@ class ChildJvm {
 			Thread.currentThread().interrupt();
 			return false;
 		}
+	}
+
+	/** The file its output is appended to. */
+	Path log() {
+		return this.workDir.resolve("logs").resolve(this.name + ".log");
 	}
 
 	synchronized long pid() {

@@ -37,8 +37,11 @@ final class Cluster {
 
 	final Database database;
 
+	private final Path jar;
+
 	private Cluster(Path workDir, Path jar, Path postgresBin) {
 		this.workDir = workDir;
+		this.jar = jar;
 		Processes.init(workDir);
 		deleteLogs(workDir.resolve("logs"));
 		try {
@@ -93,6 +96,18 @@ final class Cluster {
 
 	Replica randomReplica() {
 		return this.replicas.get(ThreadLocalRandom.current().nextInt(this.replicas.size()));
+	}
+
+	/**
+	 * Another replica on the same database and broker, with settings of its own, not
+	 * started. Its process ends with the suite's, or when the scenario stops it.
+	 * @param name its name, also the name of its log
+	 * @param overrides settings ({@code --name=value}) replacing the suite's
+	 * @return the replica
+	 */
+	Replica extraReplica(String name, List<String> overrides) {
+		return new Replica(name, this.workDir, this.jar, freePort(), this.postgres.jdbcUrl(),
+				this.broker.bootstrapServers(), overrides);
 	}
 
 	/** Start every replica that is not running, and wait until all answer. */

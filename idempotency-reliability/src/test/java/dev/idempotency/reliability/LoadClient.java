@@ -88,7 +88,7 @@ class LoadClient {
 
 	/** Pay until a definitive answer, or the bounds, on any replica. */
 	void pay(Operation operation) {
-		pay(operation, null);
+		pay(operation, this.cluster.replicas);
 	}
 
 	/**
@@ -96,18 +96,19 @@ class LoadClient {
 	 * @return whether the payment was answered 201
 	 */
 	boolean payOn(Replica replica, Operation operation) {
-		pay(operation, replica);
+		pay(operation, List.of(replica));
 		return operation.paymentId != null;
 	}
 
-	private void pay(Operation operation, @org.jspecify.annotations.Nullable Replica only) {
+	/** Pay on any of the given replicas, until a definitive answer or the bounds. */
+	void pay(Operation operation, List<Replica> replicas) {
 		String body = "{\"orderId\":\"" + operation.orderId + "\",\"amount\":" + operation.amount()
 				+ ",\"currency\":\"EUR\"}";
 		long deadline = System.nanoTime() + MAX_TIME.toNanos();
 		long backoff = 50;
 		while (operation.attempts < MAX_ATTEMPTS && System.nanoTime() < deadline) {
 			operation.attempts++;
-			Replica replica = (only != null) ? only : this.cluster.randomReplica();
+			Replica replica = replicas.get(ThreadLocalRandom.current().nextInt(replicas.size()));
 			long pause;
 			try {
 				HttpResponse<String> response = this.http.send(HttpRequest.newBuilder(replica.uri("/payments"))

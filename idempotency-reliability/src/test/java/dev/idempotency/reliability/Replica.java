@@ -33,6 +33,16 @@ class Replica {
 	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
 	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers) {
+		this(name, workDir, jar, port, jdbcUrl, bootstrapServers, List.of());
+	}
+
+	/**
+	 * A replica whose settings differ: each override ({@code --name=value}) replaces the
+	 * suite's setting of that name rather than being added to it (Spring would join the
+	 * two values of one name with a comma).
+	 */
+	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers,
+			List<String> overrides) {
 		this.port = port;
 		List<String> arguments = new ArrayList<>(List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 				"-Djava.io.tmpdir=" + workDir.resolve("tmp"), "-jar", jar.toString()));
@@ -50,7 +60,20 @@ class Replica {
 				"--idempotency.outbox.kafka.send-timeout=4s", "--idempotency.outbox.kafka.max-block=2s",
 				"--spring.http.clients.read-timeout=4s", "--spring.http.clients.connect-timeout=1s",
 				"--payments.review.threshold=100000000", "--logging.level.root=WARN",
-				"--logging.level.org.apache.kafka=ERROR", "--spring.main.banner-mode=off"));
+				"--logging.level.org.apache.kafka=ERROR", "--spring.main.banner-mode=off",
+				// Cleanup often, on the rows' own expiry: with the sample's retention
+				// nothing is old enough, but the keys of a replica with a short one are.
+				// The lines that time the shutdown's phases: the web server's graceful
+				// shutdown, the listener containers' stop, the pool closed last.
+				"--logging.level.org.springframework.boot.tomcat.GracefulShutdown=INFO",
+				"--logging.level.org.springframework.kafka.listener.KafkaMessageListenerContainer=INFO",
+				"--logging.level.com.zaxxer.hikari.HikariDataSource=INFO", "--idempotency.cleanup.initial-delay=2s",
+				"--idempotency.cleanup.interval=2s"));
+		for (String override : overrides) {
+			String setting = override.substring(0, override.indexOf('=') + 1);
+			arguments.removeIf((argument) -> argument.startsWith(setting));
+			arguments.add(override);
+		}
 		this.jvm = new ChildJvm(name, workDir, arguments);
 	}
 
@@ -76,6 +99,10 @@ class Replica {
 
 	Duration terminate(Duration timeout) {
 		return this.jvm.terminate(timeout);
+	}
+
+	java.nio.file.Path log() {
+		return this.jvm.log();
 	}
 
 	long pid() {
