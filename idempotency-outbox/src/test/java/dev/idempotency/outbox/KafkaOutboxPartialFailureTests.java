@@ -73,6 +73,7 @@ class KafkaOutboxPartialFailureTests {
 		KafkaTemplate<byte[], byte[]> kafka = OutboxTestSupport.kafkaTemplate(this.broker,
 				Map.of(ProducerConfig.BATCH_SIZE_CONFIG, 1500, ProducerConfig.LINGER_MS_CONFIG, 0));
 		try {
+			OutboxTestSupport.awaitMetadata(kafka, topic);
 			OutboxRelay relay = OutboxRelay.builder(this.dataSource)
 				.table(table)
 				.destination(new KafkaOutboxDestination(kafka))

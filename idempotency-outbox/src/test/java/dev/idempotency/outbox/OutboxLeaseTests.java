@@ -14,6 +14,7 @@ import dev.idempotency.core.EventHeaders;
 import dev.idempotency.outbox.http.HttpOutboxDestination;
 import dev.idempotency.outbox.http.RestClientOutboxSender;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import dev.idempotency.test.PartitionLeaders;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestKafkaBroker;
 import dev.idempotency.test.TestSchema;
@@ -83,8 +84,9 @@ class OutboxLeaseTests {
 		KafkaTemplate<byte[], byte[]> kafkaA = kafka(broker, "relay-a", log);
 		KafkaTemplate<byte[], byte[]> kafkaB = kafka(broker, "relay-b", log);
 		// Both producers know the partition leaders; then the broker goes down.
-		kafkaA.send(topic, "warm-up".getBytes(StandardCharsets.UTF_8)).get(30, TimeUnit.SECONDS);
-		kafkaB.send(topic, "warm-up".getBytes(StandardCharsets.UTF_8)).get(30, TimeUnit.SECONDS);
+		PartitionLeaders.await(broker.getBrokersAsString(), Duration.ofSeconds(60), topic);
+		OutboxTestSupport.awaitMetadata(kafkaA, topic);
+		OutboxTestSupport.awaitMetadata(kafkaB, topic);
 		down.set(true);
 		broker.destroy();
 		appendRows(table, topic);

@@ -12,6 +12,7 @@ import javax.sql.DataSource;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.test.TestSchema;
+import org.apache.kafka.common.KafkaException;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -69,6 +70,21 @@ final class OutboxTestSupport {
 		DefaultKafkaProducerFactory<byte[], byte[]> factory = new DefaultKafkaProducerFactory<>(
 				KafkaOutboxDestination.producerConfig(base, Duration.ofMillis(1000), Duration.ofMillis(500)));
 		return new KafkaTemplate<>(factory);
+	}
+
+	/**
+	 * Wait until the template's producer knows the topic's partitions: its sends wait 500
+	 * ms at most for them, less than a busy machine may take to answer a new producer.
+	 */
+	static void awaitMetadata(KafkaTemplate<byte[], byte[]> template, String topic) {
+		await(Duration.ofSeconds(60), "the partitions of " + topic, () -> {
+			try {
+				return !template.partitionsFor(topic).isEmpty();
+			}
+			catch (KafkaException ex) {
+				return false;
+			}
+		});
 	}
 
 	static void close(KafkaTemplate<byte[], byte[]> template) {
