@@ -89,19 +89,7 @@ class FaultInjectionTests {
 		int cycles = Cluster.longRun() ? 12 : 1;
 		AtomicBoolean stop = new AtomicBoolean();
 		Set<String> orders = ConcurrentHashMap.newKeySet();
-		CompletableFuture<Void> producer = CompletableFuture.runAsync(() -> {
-			try (KafkaProducer<String, String> kafka = producer()) {
-				for (int n = 0; n < 40 || !stop.get(); n++) {
-					String orderId = prefix + "-order-" + n;
-					kafka.send(orderConfirmed(orderId)).get(30, TimeUnit.SECONDS);
-					orders.add(orderId);
-					Pause.briefly(Duration.ofMillis(100));
-				}
-			}
-			catch (Exception ex) {
-				throw new IllegalStateException(ex);
-			}
-		});
+		CompletableFuture<Void> producer = produceOrders(prefix + "-order-", 40, stop, orders);
 		int kills = Faults.killReplicas(cluster, cycles, Duration.ofSeconds(2), Duration.ofSeconds(6));
 		stop.set(true);
 		producer.join();
@@ -248,6 +236,165 @@ class FaultInjectionTests {
 			// With two owners holding claims at the kill, the dead relay held some.
 			assertThat(orphaned).as("claims of the killed relay taken over by the other").isNotEmpty();
 		}
+	}
+
+	@Test
+	@Order(9)
+	void allFaultsTogetherUnderOneLoad() {
+		String prefix = "soak";
+		cluster.ensureReplicasUp();
+		// Short: one cheap fault, so that the soak's own code stays exercised in seconds.
+		Duration length = Cluster.longRun() ? Duration.ofMinutes(Long.getLong("reliability.soak-minutes", 8))
+				: Duration.ZERO;
+		List<SoakFault> kinds = Cluster.longRun() ? List.of(SoakFault.values()) : List.of(SoakFault.POSTGRES_RESTART);
+		AtomicBoolean stop = new AtomicBoolean();
+		Set<String> orders = ConcurrentHashMap.newKeySet();
+		CompletableFuture<LoadClient.Load> load = CompletableFuture.supplyAsync(() -> client.run(prefix, 6, stop));
+		CompletableFuture<Void> producer = produceOrders(prefix + "-kafka-order-", 10, stop, orders);
+		Map<SoakFault, Integer> injected = new java.util.EnumMap<>(SoakFault.class);
+		Set<Long> held = new java.util.HashSet<>();
+		Set<Long> orphaned = new java.util.HashSet<>();
+		long deadline = System.nanoTime() + length.toNanos();
+		do {
+			Pause.randomly(Duration.ofSeconds(1), Duration.ofSeconds(3));
+			SoakFault fault = kinds.get(java.util.concurrent.ThreadLocalRandom.current().nextInt(kinds.size()));
+			fault.inject(prefix, held, orphaned);
+			injected.merge(fault, 1, Integer::sum);
+		}
+		while (System.nanoTime() < deadline);
+		Pause.briefly(Duration.ofSeconds(2));
+		stop.set(true);
+		LoadClient.Load done = load.join();
+		producer.join();
+		cluster.ensureReplicasUp();
+		await().atMost(Duration.ofMinutes(3))
+			.pollInterval(Duration.ofMillis(500))
+			.until(() -> cluster.database.count("SELECT count(DISTINCT order_id) FROM payment WHERE order_id LIKE ?",
+					prefix + "-kafka-order-%") >= orders.size());
+		Checks.Findings findings = checks.check(prefix, answered(done), orders);
+		checkPublished(held, findings);
+		boolean restarted = injected.containsKey(SoakFault.REPLICA_KILL) || injected.containsKey(SoakFault.RELAY_KILL);
+		boolean recovered = restarted
+				|| servesAgainWithoutRestart(prefix, cluster.replicas.stream().map(Replica::pid).toList());
+		String faults = injected.entrySet()
+			.stream()
+			.map((entry) -> entry.getValue() + " " + entry.getKey().description)
+			.collect(java.util.stream.Collectors.joining(", "));
+		Summary
+			.add(Summary.Row
+				.of("10. soak: all faults at random under HTTP and Kafka load, " + length.toMinutes() + " min",
+						done.operations().size() + orders.size(),
+						faults + " (" + held.size() + " claims held at relay kills, " + orphaned.size()
+								+ " taken over)",
+						findings, done.unanswered().size(),
+						restarted ? "yes (replicas restarted)" : (recovered ? "yes" : "NO")));
+		assertClean(findings, done);
+		assertThat(recovered).as("both replicas serve again").isTrue();
+	}
+
+	/**
+	 * The faults of the soak, each the building block of its own scenario, injected one
+	 * after the other in a random order while the load runs.
+	 */
+	enum SoakFault {
+
+		REPLICA_KILL("replica SIGKILLs (web, consumer and relay with it)") {
+			@Override
+			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
+				Replica victim = cluster.randomReplica();
+				victim.kill();
+				victim.start();
+				victim.awaitUp(Cluster.STARTUP);
+			}
+		},
+
+		RELAY_KILL("relay SIGKILLs amid claims (broker frozen)") {
+			@Override
+			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
+				Replica victim = cluster.randomReplica();
+				Map<Long, String> claims;
+				cluster.broker.freeze();
+				try {
+					claims = awaitClaimsOfBothRelays(prefix, Duration.ofSeconds(30));
+					victim.kill();
+				}
+				finally {
+					cluster.broker.resume();
+				}
+				held.addAll(claims.keySet());
+				orphaned.addAll(awaitReleased(claims, Replica.RELAY_LEASE.plusMinutes(1)));
+				victim.start();
+				victim.awaitUp(Cluster.STARTUP);
+			}
+		},
+
+		POSTGRES_RESTART("PostgreSQL restarts") {
+			@Override
+			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
+				cluster.postgres.stop();
+				cluster.postgres.start();
+			}
+		},
+
+		POSTGRES_KILL("PostgreSQL SIGKILLs") {
+			@Override
+			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
+				cluster.postgres.kill();
+				cluster.postgres.start();
+			}
+		},
+
+		BROKER_KILL("broker SIGKILLs") {
+			@Override
+			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
+				cluster.broker.kill();
+				// Sometimes down for longer than the relay's lease.
+				Pause.randomly(Duration.ofSeconds(1), Replica.RELAY_LEASE.plusSeconds(3));
+				cluster.broker.start(Cluster.STARTUP);
+			}
+		};
+
+		final String description;
+
+		SoakFault(String description) {
+			this.description = description;
+		}
+
+		abstract void inject(String prefix, Set<Long> held, Set<Long> orphaned);
+
+	}
+
+	/**
+	 * Send confirmed orders until {@code stop} is set (and at least {@code atLeast}).
+	 * Each record is sent again, the same, until the broker acknowledges it, so that a
+	 * broker down for a while delays the load instead of ending it; an order counts once
+	 * acknowledged.
+	 */
+	private static CompletableFuture<Void> produceOrders(String orderPrefix, int atLeast, AtomicBoolean stop,
+			Set<String> orders) {
+		return CompletableFuture.runAsync(() -> {
+			try (KafkaProducer<String, String> kafka = producer()) {
+				for (int n = 0; n < atLeast || !stop.get(); n++) {
+					String orderId = orderPrefix + n;
+					ProducerRecord<String, String> record = orderConfirmed(orderId);
+					while (!orders.contains(orderId)) {
+						try {
+							kafka.send(record).get(30, TimeUnit.SECONDS);
+							orders.add(orderId);
+						}
+						catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
+								| org.apache.kafka.common.KafkaException ex) {
+							Pause.briefly(Duration.ofMillis(500));
+						}
+					}
+					Pause.briefly(Duration.ofMillis(100));
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
+			}
+		});
 	}
 
 	/**

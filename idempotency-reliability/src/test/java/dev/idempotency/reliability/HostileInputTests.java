@@ -3,7 +3,9 @@ package dev.idempotency.reliability;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 
@@ -18,11 +20,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * keys empty, long, with control characters, unicode, malformed structured-field strings,
  * sent twice; bodies huge, deeply nested, with numbers such as {@code 1e999999999}, not
  * JSON, of the wrong content type. Each gets a clear 4xx within seconds, nothing runs and
- * nothing is stored, and the service serves normally after.
+ * nothing is stored, the heap stays bounded (no replica dies or logs an
+ * {@code OutOfMemoryError}, each answers its health check), and the service serves
+ * normally after.
  */
 class HostileInputTests {
 
 	private static final Duration ANSWER_WITHIN = Duration.ofSeconds(10);
+
+	/** The replicas' -Xmx. */
+	private static final long MAX_HEAP_KIB = 384 * 1024;
 
 	private static Cluster cluster;
 
@@ -46,6 +53,8 @@ class HostileInputTests {
 		long payments = cluster.database.count("SELECT count(*) FROM payment");
 		long keys = cluster.database.count("SELECT count(*) FROM idempotency_key");
 		long outbox = cluster.database.count("SELECT count(*) FROM outbox");
+		Map<Replica, Long> heapBefore = new LinkedHashMap<>();
+		cluster.replicas.forEach((replica) -> heapBefore.put(replica, replica.heapUsedAfterFullGc()));
 		List<String> failures = new ArrayList<>();
 		int sent = 0;
 		for (Replica replica : cluster.replicas) {
@@ -70,6 +79,27 @@ class HostileInputTests {
 					&& client.payOn(replica, new LoadClient.Operation("hostile-key-after-" + replica.name(),
 							"hostile-after-" + replica.name(), 1));
 		}
+		// Heap bounded: each replica (-Xmx384m) is alive, answers its health check, never
+		// logged an OutOfMemoryError, and its live set after a full collection is what it
+		// is. No timing: the collection is forced, the figures are recorded, not raced.
+		List<String> unbounded = new ArrayList<>();
+		StringBuilder heap = new StringBuilder("9. heap after a full GC (KiB, -Xmx384m), before -> after the corpus:");
+		for (Replica replica : cluster.replicas) {
+			if (!replica.isAlive() || !replica.healthy()) {
+				unbounded.add(replica + " not alive and healthy after the corpus");
+				continue;
+			}
+			if (replica.loggedOutOfMemory()) {
+				unbounded.add(replica + " logged an OutOfMemoryError, see " + replica.log());
+			}
+			long after = replica.heapUsedAfterFullGc();
+			heap.append(' ').append(replica).append(' ').append(heapBefore.get(replica)).append(" -> ").append(after);
+			if (after >= MAX_HEAP_KIB) {
+				unbounded.add(replica + " uses " + after + " KiB of its " + MAX_HEAP_KIB + " KiB after a full GC");
+			}
+		}
+		Summary.note(heap.toString());
+		healthy &= unbounded.isEmpty();
 		Checks.Findings findings = new Checks.Findings();
 		failures.forEach(findings::lost);
 		if (storedPayments + storedKeys + storedRows > 0) {
@@ -82,6 +112,7 @@ class HostileInputTests {
 		assertThat(storedPayments).as("payments made by refused requests").isZero();
 		assertThat(storedKeys).as("keys stored by refused requests").isZero();
 		assertThat(storedRows).as("outbox rows of refused requests").isZero();
+		assertThat(unbounded).as("replicas whose heap was not bounded by the corpus").isEmpty();
 		assertThat(healthy).as("both replicas serve after the corpus").isTrue();
 	}
 

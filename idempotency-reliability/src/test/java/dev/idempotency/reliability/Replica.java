@@ -114,6 +114,84 @@ class Replica {
 	}
 
 	/**
+	 * Whether the health endpoint answers 200 (UP). Bounded generously: on a loaded
+	 * machine its database and outbox checks can take seconds, and the answer, not the
+	 * time, is what is asserted.
+	 */
+	boolean healthy() {
+		try {
+			HttpResponse<Void> response = this.http.send(
+					HttpRequest.newBuilder(uri("/actuator/health")).timeout(Duration.ofSeconds(60)).GET().build(),
+					HttpResponse.BodyHandlers.discarding());
+			return response.statusCode() == 200;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	/** Whether this replica's log, over all its starts, reports an OutOfMemoryError. */
+	boolean loggedOutOfMemory() {
+		try (java.util.stream.Stream<String> lines = java.nio.file.Files.lines(log(),
+				java.nio.charset.StandardCharsets.ISO_8859_1)) {
+			return lines.anyMatch((line) -> line.contains("OutOfMemoryError"));
+		}
+		catch (IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * The heap in use after a full collection, in KiB, read with {@code jcmd}: a
+	 * {@code GC.run} first, so that the figure is the live set rather than whatever
+	 * garbage the moment holds, which makes it independent of timing.
+	 * @return the KiB used by the heap's generations
+	 */
+	long heapUsedAfterFullGc() {
+		jcmd("GC.run");
+		String info = jcmd("GC.heap_info");
+		java.util.regex.Matcher used = java.util.regex.Pattern.compile("generation\\s+total \\d+K, used (\\d+)K")
+			.matcher(info);
+		long total = 0;
+		int generations = 0;
+		while (used.find()) {
+			total += Long.parseLong(used.group(1));
+			generations++;
+		}
+		if (generations == 0) {
+			throw new IllegalStateException("No heap figures in jcmd's answer: " + info);
+		}
+		return total;
+	}
+
+	private String jcmd(String command) {
+		java.nio.file.Path jcmd = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jcmd");
+		try {
+			Process process = new ProcessBuilder(java.nio.file.Files.isExecutable(jcmd) ? jcmd.toString() : "jcmd",
+					String.valueOf(pid()), command)
+				.redirectErrorStream(true)
+				.start();
+			String output = new String(process.getInputStream().readAllBytes(),
+					java.nio.charset.StandardCharsets.UTF_8);
+			if (process.waitFor() != 0) {
+				throw new IllegalStateException("jcmd " + command + " failed: " + output);
+			}
+			return output;
+		}
+		catch (IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
 	 * Whether the replica answers HTTP: Tomcat accepts requests once the context has
 	 * started. Not the health endpoint, whose database and outbox checks can take seconds
 	 * on a loaded machine.

@@ -14,11 +14,18 @@ final class Summary {
 
 	private static final List<Row> rows = new ArrayList<>();
 
+	private static final List<String> notes = new ArrayList<>();
+
 	private Summary() {
 	}
 
 	static synchronized void add(Row row) {
 		rows.add(row);
+	}
+
+	/** A line printed under the table: figures that do not fit its columns. */
+	static synchronized void note(String note) {
+		notes.add(note);
 	}
 
 	static synchronized String table() {
@@ -46,6 +53,10 @@ final class Summary {
 				.append(" | ")
 				.append(row.recovered())
 				.append(" |\n");
+		}
+		if (!notes.isEmpty()) {
+			table.append('\n');
+			notes.forEach((note) -> table.append("- ").append(note).append('\n'));
 		}
 		return table.toString();
 	}
