@@ -50,6 +50,20 @@ class BenchmarksSmokeTests {
 	}
 
 	@Test
+	void everyListenerHandlesEveryRecordExactlyOnceAndIsPrinted() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		// The run fails when a listener's business rows are not one per record (one per
+		// distinct event where it deduplicates).
+		Map<Integer, Map<String, List<Double>>> results = ListenerBenchmark.run(40, 0, 1, List.of(1, 2),
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(results).containsOnlyKeys(1, 2)
+			.allSatisfy((consumers, listeners) -> assertThat(listeners).containsOnlyKeys(ListenerBenchmark.LISTENERS)
+				.allSatisfy((name, values) -> assertThat(values).singleElement()
+					.satisfies((value) -> assertThat(value).isPositive())));
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("×SI").contains("1.00");
+	}
+
+	@Test
 	void medianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
 		assertThat(Benchmarks.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
 		assertThat(Benchmarks.median(List.of(5.0, 1.0, 3.0))).isEqualTo(3.0);
