@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -86,13 +87,17 @@ public final class ListenerBenchmark {
 	}
 
 	/**
-	 * Run every listener at 1 and at 4 consumers, {@code -Dbenchmark.listener-events}
-	 * records per listener and round (5 000).
+	 * Run every listener at 1 and at 4 consumers ({@code -Dbenchmark.listener-consumers},
+	 * at most 4), {@code -Dbenchmark.listener-events} records per listener and round (5
+	 * 000); {@code -Dbenchmark.listeners} names the listeners to run (all).
 	 * @return records per second of each round, per consumer count and listener
 	 */
 	static Map<Integer, Map<String, List<Double>>> run(int rounds, PrintStream out) throws Exception {
 		int events = Integer.getInteger("benchmark.listener-events", 5_000);
-		return run(events, Math.min(events, 1_000), rounds, List.of(1, MAX_CONSUMERS), out);
+		List<Integer> consumers = Arrays.stream(System.getProperty("benchmark.listener-consumers", "1,4").split(","))
+			.map(Integer::valueOf)
+			.toList();
+		return run(events, Math.min(events, 1_000), rounds, consumers, out);
 	}
 
 	/**
@@ -128,8 +133,12 @@ public final class ListenerBenchmark {
 								+ "%d partitions, %s consumers, %d rounds%n",
 						database.isEmbedded() ? "embedded" : database.getJdbcUrl(), events, PARTITIONS, consumerCounts,
 						rounds);
+				List<String> selected = Arrays
+					.stream(System.getProperty("benchmark.listeners", String.join(",", LISTENERS)).split(","))
+					.filter(LISTENERS::contains)
+					.toList();
 				if (warmUpEvents > 0) {
-					for (String listener : LISTENERS) {
+					for (String listener : selected) {
 						run.measure(listener, 1, warmUpEvents, "w");
 					}
 				}
@@ -139,7 +148,7 @@ public final class ListenerBenchmark {
 						// Each round starts with another listener, so that none always
 						// runs
 						// right after the same neighbour.
-						List<String> order = new ArrayList<>(LISTENERS);
+						List<String> order = new ArrayList<>(selected);
 						Collections.rotate(order, -round);
 						for (String listener : order) {
 							double rate = run.measure(listener, consumers, events, round + "c" + consumers);
@@ -178,24 +187,23 @@ public final class ListenerBenchmark {
 	}
 
 	static void print(Map<Integer, Map<String, List<Double>>> results, PrintStream out) {
-		out.printf("%n%-70s", "listener");
-		results.keySet()
-			.forEach((consumers) -> out.printf(" | %2d consumer(s): %9s %8s %7s %7s", consumers, "records/s", "spread",
-					"×hand", "×SI"));
-		out.println();
-		for (String listener : LISTENERS) {
-			out.printf("%-70s", DESCRIPTIONS.get(listener));
-			results.forEach((consumers, byListener) -> {
-				List<Double> rates = byListener.get(listener);
+		out.printf("%n%-72s %9s %12s %8s %8s %8s%n", "listener", "consumers", "records/s", "spread", "×hand", "×SI");
+		results.forEach((consumers, byListener) -> {
+			double handWritten = median(byListener, BenchmarkListeners.HAND_WRITTEN);
+			double integration = median(byListener, IntegrationPeer.NAME);
+			byListener.forEach((listener, rates) -> {
 				double median = Benchmarks.median(rates);
 				double spread = rates.stream().mapToDouble(Double::doubleValue).max().orElse(0)
 						- rates.stream().mapToDouble(Double::doubleValue).min().orElse(0);
-				out.printf(" | %17s %9.0f %8.0f %7.2f %7.2f", "", median, spread,
-						median / Benchmarks.median(byListener.get(BenchmarkListeners.HAND_WRITTEN)),
-						median / Benchmarks.median(byListener.get(IntegrationPeer.NAME)));
+				out.printf("%-72s %9d %12.0f %8.0f %8.2f %8.2f%n", DESCRIPTIONS.get(listener), consumers, median,
+						spread, median / handWritten, median / integration);
 			});
-			out.println();
-		}
+		});
+	}
+
+	private static double median(Map<String, List<Double>> byListener, String listener) {
+		List<Double> rates = byListener.get(listener);
+		return (rates != null) ? Benchmarks.median(rates) : Double.NaN;
 	}
 
 	/**
@@ -248,6 +256,7 @@ public final class ListenerBenchmark {
 			container.setConcurrency(consumers);
 			KafkaMessageDrivenChannelAdapter<?, ?> adapter = integrated
 					? this.integration.getBean(KafkaMessageDrivenChannelAdapter.class) : null;
+			long starting = System.nanoTime();
 			if (adapter != null) {
 				adapter.start();
 			}
@@ -256,6 +265,7 @@ public final class ListenerBenchmark {
 			}
 			try {
 				await(() -> container.getAssignedPartitions().size() == PARTITIONS, listener + " was not assigned");
+				long joined = System.nanoTime() - starting;
 				container.pause();
 				await(container::isContainerPaused, listener + " did not pause");
 				handled.expect(events);
@@ -266,6 +276,13 @@ public final class ListenerBenchmark {
 					throw new IllegalStateException(listener + " did not handle " + events + " records in " + TIMEOUT);
 				}
 				double seconds = (System.nanoTime() - start) / 1e9;
+				if (Boolean.getBoolean("benchmark.listener-timestamps")) {
+					// For matching samples taken outside (pg_stat_activity) to the
+					// listener.
+					long end = System.currentTimeMillis();
+					System.out.printf("%s %d consumer(s) from %d to %d, partitions assigned %d ms after the start%n",
+							listener, consumers, end - (long) (seconds * 1000), end, joined / 1_000_000);
+				}
 				check(listener, events, unique);
 				return events / seconds;
 			}

@@ -57,6 +57,8 @@ class ListenerInfrastructure {
 		dataSource.setJdbcUrl(environment.getRequiredProperty(URL));
 		dataSource.setUsername(environment.getRequiredProperty(USERNAME));
 		dataSource.setPassword(environment.getProperty(PASSWORD));
+		// Tells the benchmark's sessions apart in pg_stat_activity when profiling.
+		dataSource.addDataSourceProperty("ApplicationName", "idempotency-listener-benchmark");
 		// One listener runs at a time, with at most MAX_CONSUMERS consumers.
 		dataSource.setMaximumPoolSize(ListenerBenchmark.MAX_CONSUMERS + 1);
 		return dataSource;
