@@ -264,7 +264,10 @@ public final class ListenerBenchmark {
 				container.start();
 			}
 			try {
-				await(() -> container.getAssignedPartitions().size() == PARTITIONS, listener + " was not assigned");
+				// Every consumer with its share, not the first one alone with all
+				// partitions
+				// before the others join and the group rebalances.
+				await(() -> isBalanced(container), listener + " was not assigned its partitions");
 				long joined = System.nanoTime() - starting;
 				container.pause();
 				await(container::isContainerPaused, listener + " did not pause");
@@ -294,6 +297,12 @@ public final class ListenerBenchmark {
 					container.stop();
 				}
 			}
+		}
+
+		private static boolean isBalanced(ConcurrentMessageListenerContainer<?, ?> container) {
+			List<? extends MessageListenerContainer> consumers = container.getContainers();
+			return container.getAssignedPartitions().size() == PARTITIONS && !consumers.isEmpty()
+					&& consumers.stream().allMatch((consumer) -> !consumer.getAssignedPartitions().isEmpty());
 		}
 
 		private ConcurrentMessageListenerContainer<?, ?> container(String listener) {
