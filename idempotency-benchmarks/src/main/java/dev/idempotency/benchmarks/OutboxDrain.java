@@ -136,11 +136,11 @@ final class OutboxDrain {
 	private void insert(int rows, int keys, String status) {
 		this.jdbc.update("""
 				INSERT INTO outbox (destination, message_key, payload, event_id, idempotency_key, status, available_at,
-				                    created_at)
+				                    created_at, published_at)
 				SELECT ?, 'key-' || (i % ?), convert_to('{"orderId":"o-' || i || '","amount":1200}', 'UTF8'),
-				       'e-' || i, 'k-' || i, ?, now(), now()
+				       'e-' || i, 'k-' || i, ?, now(), now(), CASE WHEN ? = 'PUBLISHED' THEN now() END
 				FROM generate_series(1, ?) i
-				""", this.topic, keys, status, rows);
+				""", this.topic, keys, status, status, rows);
 	}
 
 	/**

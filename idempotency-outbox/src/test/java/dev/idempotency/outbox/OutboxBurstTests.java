@@ -91,9 +91,10 @@ class OutboxBurstTests {
 
 	private void insert(String table, int keys, String status) {
 		this.jdbc.update("INSERT INTO " + table + " (destination, message_key, payload, event_id, idempotency_key,"
-				+ " status, available_at, created_at) SELECT 'orders', 'key-' || (i % ?),"
-				+ " convert_to('{\"orderId\":\"o-' || i || '\"}', 'UTF8'), 'e-' || i, 'k-' || i, ?, now(), now()"
-				+ " FROM generate_series(1, ?) i", keys, status, BURST);
+				+ " status, available_at, created_at, published_at) SELECT 'orders', 'key-' || (i % ?),"
+				+ " convert_to('{\"orderId\":\"o-' || i || '\"}', 'UTF8'), 'e-' || i, 'k-' || i, ?, now(), now(),"
+				+ " CASE WHEN ? = 'PUBLISHED' THEN now() END FROM generate_series(1, ?) i", keys, status, status,
+				BURST);
 	}
 
 	/**
