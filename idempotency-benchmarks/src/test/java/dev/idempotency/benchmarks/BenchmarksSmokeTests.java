@@ -33,7 +33,7 @@ class BenchmarksSmokeTests {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		Map<String, List<Double>> results = Benchmarks.runOutbox(300, 1,
 				new PrintStream(output, true, StandardCharsets.UTF_8));
-		assertThat(results).hasSize(11)
+		assertThat(results).hasSize(13)
 			.allSatisfy((name, values) -> assertThat(values).singleElement()
 				.satisfies((value) -> assertThat(value).isPositive()));
 	}
