@@ -13,6 +13,8 @@ final class OutboxStatements {
 
 	final String visitKeys;
 
+	final String scanKeys;
+
 	final String claim;
 
 	final String published;
@@ -57,6 +59,17 @@ final class OutboxStatements {
 				        ORDER BY o.destination, o.message_key, o.id LIMIT 1) n
 				)
 				SELECT destination, message_key, id FROM keys LIMIT ?
+				""", table);
+		// The same keys when they have few unpublished rows each: one walk of the same
+		// index from the cursor, a row at a time, instead of one probe per key. The first
+		// row of each key in the walk is its head, since the walk starts at a key
+		// boundary
+		// and runs in (destination, message_key, id) order. Nothing but that index serves
+		// the row comparison with its order and a limit, whatever the statistics say.
+		this.scanKeys = TableNames.render("""
+				SELECT destination, message_key, id FROM %TABLE%
+				WHERE published_at IS NULL AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
+				ORDER BY destination, message_key, id LIMIT ?
 				""", table);
 		// The heads found by the visit, by id: a key is claimable only when its head is
 		// PENDING and due. A head stays its key's head until it is PUBLISHED (a later
