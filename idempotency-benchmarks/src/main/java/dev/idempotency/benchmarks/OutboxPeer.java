@@ -41,6 +41,15 @@ interface OutboxPeer extends AutoCloseable {
 	 */
 	void reset();
 
+	/**
+	 * What the system did since the last reset, where it can tell: for where the time
+	 * goes.
+	 * @return a short description, or an empty string
+	 */
+	default String cycles() {
+		return "";
+	}
+
 	@Override
 	void close();
 

@@ -88,17 +88,19 @@ public final class OutboxPeers {
 			for (OutboxPeer peer : peers) {
 				endToEnd(peer, consumers.get(peer), Math.min(events, 200), 1, results);
 			}
+			results.notes.clear();
 			for (int round = 0; round < rounds; round++) {
 				for (OutboxPeer peer : peers) {
-					results.endToEnd("200 tx × 100 events", peer.name(),
+					results.endToEnd((events / 100) + " tx × 100 events, one key per tx", peer.name(),
 							endToEnd(peer, consumers.get(peer), events / 100, 100, results));
 				}
 				for (OutboxPeer peer : peers) {
-					results.endToEnd("20 000 tx × 1 event, one key each", peer.name(),
+					results.endToEnd(events + " tx × 1 event, one key each", peer.name(),
 							endToEnd(peer, consumers.get(peer), events, 1, results));
 				}
 			}
 			results.printEndToEnd(out);
+			results.printNotes(out);
 			// namastack polls; a user who wants low latency shortens the interval
 			OutboxPeer polling = peers.remove(2);
 			PeerTopicConsumer pollingConsumer = consumers.remove(polling);
@@ -108,6 +110,7 @@ public final class OutboxPeers {
 			consumers.put(fastPolling, pollingConsumer);
 			latency(fastPolling, pollingConsumer, Duration.ofSeconds(1), results);
 			results.latencies.clear();
+			results.notes.clear();
 			out.printf(
 					"%nCommit→publish latency: %d events/s offered, one event per transaction, %d threads, %d s "
 							+ "per run, %d rounds (namastack polling every 100 ms)%n",
@@ -118,6 +121,7 @@ public final class OutboxPeers {
 				}
 			}
 			results.printLatency(out);
+			results.printNotes(out);
 			return results;
 		}
 		finally {
@@ -176,7 +180,11 @@ public final class OutboxPeers {
 		finally {
 			executor.shutdownNow();
 		}
+		long appended = System.nanoTime();
 		long last = run.awaitAll(timeoutFor(total));
+		results.note(String.format("%s, %d × %d: appends done after %.2f s, last event on the topic after %.2f s%s",
+				peer.name(), transactions, perTransaction, (appended - started) / 1e9, (last - started) / 1e9,
+				peer.cycles().isEmpty() ? "" : "; " + peer.cycles()));
 		settle(peer, run, total, results);
 		return total / ((last - started) / 1e9);
 	}
@@ -223,6 +231,9 @@ public final class OutboxPeers {
 			executor.shutdownNow();
 		}
 		run.awaitAll(timeoutFor(total));
+		if (!peer.cycles().isEmpty()) {
+			results.note(String.format("%s, latency run: %s", peer.name(), peer.cycles()));
+		}
 		settle(peer, run, total, results);
 		long[] latencies = new long[total];
 		int i = 0;
@@ -310,6 +321,19 @@ public final class OutboxPeers {
 
 		final List<RunCheck> runs = new ArrayList<>();
 
+		/** Where the time of each measured run went, as far as the runner can tell. */
+		final List<String> notes = new ArrayList<>();
+
+		void note(String note) {
+			this.notes.add(note);
+		}
+
+		void printNotes(PrintStream out) {
+			out.printf("%nWhere the time went:%n");
+			this.notes.forEach((note) -> out.println("- " + note));
+			this.notes.clear();
+		}
+
 		void endToEnd(String scenario, String system, double perSecond) {
 			this.endToEnd.computeIfAbsent(scenario, (key) -> new LinkedHashMap<>())
 				.computeIfAbsent(system, (key) -> new ArrayList<>())
@@ -321,14 +345,14 @@ public final class OutboxPeers {
 		}
 
 		void printEndToEnd(PrintStream out) {
-			out.printf("%n%-36s %-64s %10s %10s %8s%n", "scenario", "system", "events/s", "spread", "ratio");
+			out.printf("%n%-40s %-64s %10s %10s %8s%n", "scenario", "system", "events/s", "spread", "ratio");
 			this.endToEnd.forEach((scenario, systems) -> {
 				double ours = Benchmarks.median(systems.values().iterator().next());
 				systems.forEach((system, values) -> {
 					double median = Benchmarks.median(values);
 					double spread = values.stream().mapToDouble(Double::doubleValue).max().orElse(0)
 							- values.stream().mapToDouble(Double::doubleValue).min().orElse(0);
-					out.printf("%-36s %-64s %10.0f %10.0f %8.2f  %s%n", scenario, system, median, spread, median / ours,
+					out.printf("%-40s %-64s %10.0f %10.0f %8.2f  %s%n", scenario, system, median, spread, median / ours,
 							rounds(values));
 				});
 			});
