@@ -3,6 +3,7 @@ package dev.idempotency.benchmarks;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -47,6 +49,12 @@ public final class OutboxPeers {
 	static final int LATENCY_RATE = 1_000;
 
 	private static final AtomicInteger runs = new AtomicInteger();
+
+	/**
+	 * The peers' topic names are fixed (Modulith's is in an annotation): one broker,
+	 * once.
+	 */
+	private static final AtomicBoolean fixedTopicsCreated = new AtomicBoolean();
 
 	private OutboxPeers() {
 	}
@@ -135,11 +143,8 @@ public final class OutboxPeers {
 	}
 
 	private static void createFixedTopics(EmbeddedKafkaBroker broker) {
-		synchronized (OutboxPeers.class) {
-			if (System.getProperty("benchmark.peer-topics") == null) {
-				broker.addTopics(ModulithOutboxPeer.TOPIC, NamastackOutboxPeer.TOPIC);
-				System.setProperty("benchmark.peer-topics", "created");
-			}
+		if (fixedTopicsCreated.compareAndSet(false, true)) {
+			broker.addTopics(ModulithOutboxPeer.TOPIC, NamastackOutboxPeer.TOPIC);
 		}
 	}
 
@@ -300,7 +305,7 @@ public final class OutboxPeers {
 	record Latency(long[] nanos, double offeredPerSecond) {
 
 		Latency {
-			java.util.Arrays.sort(nanos);
+			Arrays.sort(nanos);
 		}
 
 		double percentileMillis(double percentile) {
