@@ -55,6 +55,36 @@ final class CrashablePostgres implements AutoCloseable {
 				"UTF8", "--no-sync");
 	}
 
+	/**
+	 * Where the cluster can live: the given directory, or, when the tests run as root and
+	 * the {@code postgres} user cannot reach it (a checkout under a private directory), a
+	 * new directory under {@code /tmp}.
+	 */
+	static Path home(Path preferred) throws IOException {
+		Files.createDirectories(preferred.getParent());
+		if (!"root".equals(System.getProperty("user.name")) || reachableByPostgres(preferred.getParent())) {
+			return preferred;
+		}
+		return Files.createTempDirectory(Path.of("/tmp"), "idempotency-claim-crash-");
+	}
+
+	private static boolean reachableByPostgres(Path directory) {
+		try {
+			Process test = new ProcessBuilder("runuser", "-u", "postgres", "--", "test", "-x", directory.toString())
+				.redirectErrorStream(true)
+				.redirectOutput(ProcessBuilder.Redirect.DISCARD)
+				.start();
+			return test.waitFor(1, TimeUnit.MINUTES) && test.exitValue() == 0;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
 	static boolean available() {
 		return Files.isExecutable(BIN.resolve("pg_ctl")) && Files.isExecutable(BIN.resolve("initdb"));
 	}

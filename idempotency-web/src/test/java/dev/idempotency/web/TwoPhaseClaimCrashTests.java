@@ -63,7 +63,8 @@ class TwoPhaseClaimCrashTests {
 	void createCluster() throws Exception {
 		assumeTrue(CrashablePostgres.available(), "PostgreSQL's initdb and pg_ctl are needed in "
 				+ CrashablePostgres.BIN + " (-Didempotency.test.postgres-bin)");
-		this.postgres = new CrashablePostgres(Path.of("target", "claim-crash").toAbsolutePath());
+		this.postgres = new CrashablePostgres(
+				CrashablePostgres.home(Path.of("target", "claim-crash").toAbsolutePath()));
 		this.postgres.start();
 		SchemaScripts
 			.populator(SchemaScripts.CORE_SCRIPT,
