@@ -53,6 +53,13 @@ final class CrashablePostgres implements AutoCloseable {
 		}
 		run(BIN.resolve("initdb").toString(), "-D", this.data.toString(), "-U", "postgres", "--auth=trust", "-E",
 				"UTF8", "--no-sync");
+		// A test JVM that ends without closing (killed, timed out) leaves no server
+		// behind.
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+			if (Files.exists(this.data.resolve("postmaster.pid"))) {
+				crash();
+			}
+		}, "claim-crash-postgres"));
 	}
 
 	/**
