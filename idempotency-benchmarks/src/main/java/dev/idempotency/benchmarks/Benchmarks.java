@@ -38,6 +38,8 @@ public final class Benchmarks {
 		int outboxRows = (args.length > 3) ? Integer.parseInt(args[3]) : 10_000;
 		run(duration, rounds, threads, System.out);
 		runOutbox(outboxRows, rounds, System.out);
+		OutboxPeers.run(Integer.getInteger("benchmark.peer-events", 20_000), rounds,
+				Integer.getInteger("benchmark.peer-latency-seconds", 10), System.out);
 		HttpBenchmark.run(duration, rounds, (args.length > 4) ? Integer.parseInt(args[4]) : 16, System.out);
 		TestKafkaBroker.stop();
 		System.exit(0);
