@@ -39,6 +39,7 @@ public final class Benchmarks {
 		run(duration, rounds, threads, System.out);
 		runOutbox(outboxRows, rounds, System.out);
 		HttpBenchmark.run(duration, rounds, (args.length > 4) ? Integer.parseInt(args[4]) : 16, System.out);
+		ScaleBenchmark.runAll(duration, rounds, System.out);
 		TestKafkaBroker.stop();
 		System.exit(0);
 	}
