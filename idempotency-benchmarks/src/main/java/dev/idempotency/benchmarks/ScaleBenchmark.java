@@ -72,6 +72,7 @@ public final class ScaleBenchmark {
 		long cleanupRows = Long.getLong("benchmark.cleanup-rows", 1_000_000);
 		if (cleanupRows > 0) {
 			runCleanup(cleanupRows, window, out);
+			runPartitions(cleanupRows, Integer.getInteger("benchmark.scale-samples", 1_000), out);
 		}
 	}
 
@@ -89,31 +90,49 @@ public final class ScaleBenchmark {
 	static Map<Long, Map<String, double[]>> run(List<Long> sizes, int samples, int rounds, PrintStream out)
 			throws Exception {
 		Map<Long, Map<String, double[]>> results = new LinkedHashMap<>();
-		for (long size : sizes) {
-			try (TestSchema schema = TestDatabase.get().createSchema("bench_scale");
-					HikariDataSource dataSource = pool(schema, 2)) {
-				Tables tables = new Tables(dataSource);
+		List<TestSchema> schemas = new ArrayList<>();
+		List<HikariDataSource> pools = new ArrayList<>();
+		try {
+			// Every size is filled first, then the sizes take turns round by round, so
+			// that a change in the machine's load hits all of them alike.
+			Map<Long, Operations> operations = new LinkedHashMap<>();
+			for (long size : sizes) {
+				TestSchema schema = TestDatabase.get().createSchema("bench_scale");
+				schemas.add(schema);
+				HikariDataSource dataSource = pool(schema, 2);
+				pools.add(dataSource);
 				long started = System.nanoTime();
-				tables.fill(size);
-				out.printf("%nAt %,d rows per table (filled and analysed in %.0f s), %d rounds of %d calls%n", size,
-						(System.nanoTime() - started) / 1e9, rounds, samples);
-				Map<String, List<Long>> nanos = new LinkedHashMap<>();
-				Operations operations = new Operations(dataSource, size);
-				for (int round = 0; round < rounds; round++) {
-					operations.round(samples, nanos);
+				new Tables(dataSource).fill(size);
+				out.printf("%,d rows per table filled and analysed in %.0f s%n", size,
+						(System.nanoTime() - started) / 1e9);
+				operations.put(size, new Operations(dataSource, size));
+			}
+			Map<Long, Map<String, List<Long>>> nanos = new LinkedHashMap<>();
+			for (int round = 0; round < rounds; round++) {
+				for (Map.Entry<Long, Operations> entry : operations.entrySet()) {
+					entry.getValue()
+						.round(samples, nanos.computeIfAbsent(entry.getKey(), (key) -> new LinkedHashMap<>()));
 				}
+			}
+			out.printf("%nLatency of one call, %d rounds of %d calls per operation and size, sizes interleaved%n",
+					rounds, samples);
+			nanos.forEach((size, values) -> {
 				Map<String, double[]> percentiles = new LinkedHashMap<>();
-				nanos.forEach((name, values) -> percentiles.put(name, percentiles(values)));
+				values.forEach((name, calls) -> percentiles.put(name, percentiles(calls)));
 				results.put(size, percentiles);
 				print(size, percentiles, results.values().iterator().next(), out);
-			}
+			});
+		}
+		finally {
+			pools.forEach(HikariDataSource::close);
+			schemas.forEach(TestSchema::close);
 		}
 		return results;
 	}
 
 	private static void print(long size, Map<String, double[]> percentiles, Map<String, double[]> smallest,
 			PrintStream out) {
-		out.printf("%-62s %9s %9s %12s%n", "operation at " + String.format("%,d", size) + " rows", "p50 ms", "p99 ms",
+		out.printf("%n%-62s %9s %9s %12s%n", "operation at " + String.format("%,d", size) + " rows", "p50 ms", "p99 ms",
 				"p50 slope");
 		percentiles.forEach((name, values) -> out.printf("%-62s %9.3f %9.3f %12.2f%n", name, values[0], values[1],
 				values[0] / smallest.get(name)[0]));
@@ -329,7 +348,7 @@ public final class ScaleBenchmark {
 				+ "4 threads inserting meanwhile%n", rows, rows);
 		out.printf("%-44s %12s %12s %12s %14s %14s %7s%n", "batch size, pause", "rows/s", "longest tx", "batches",
 				"inserts/s in", "inserts/s out", "ratio");
-		for (int[] config : new int[][] { { 1_000, 50 }, { 10_000, 0 }, { 10_000, 10 } }) {
+		for (int[] config : new int[][] { { 1_000, 50 }, { 10_000, 50 } }) {
 			try (TestSchema schema = TestDatabase.get().createSchema("bench_cleanup");
 					HikariDataSource dataSource = pool(schema, 6)) {
 				Tables tables = new Tables(dataSource);
@@ -421,6 +440,111 @@ public final class ScaleBenchmark {
 		}
 		double seconds = elapsed / 1e9;
 		return new double[] { deleted / seconds, longest / 1e6, batches, inserts[1].get() / seconds, without };
+	}
+
+	/**
+	 * What daily partitions of processed_event would change: the oldest day of eight days
+	 * of marks ({@code rows / 8}) deleted by the cleaner against a partition detached and
+	 * dropped, and the mark's latency on each shape. The partitioned shape is the one a
+	 * sound design needs (see docs/benchmarks.md): a day column in the primary key, and a
+	 * mark that looks for the event in every partition before it inserts into today's. It
+	 * is not shipped.
+	 * @return per measurement, its figure
+	 */
+	static Map<String, Double> runPartitions(long rows, int samples, PrintStream out) throws Exception {
+		Map<String, Double> results = new LinkedHashMap<>();
+		try (TestSchema schema = TestDatabase.get().createSchema("bench_partitions");
+				HikariDataSource dataSource = pool(schema, 2)) {
+			Tables tables = new Tables(dataSource);
+			JdbcTemplate jdbc = tables.jdbc;
+			// Noon UTC of each of the last eight days, so that a day is a partition.
+			tables.fillEvents(rows, "",
+					"((now() AT TIME ZONE 'UTC')::date - (i % 8)::int + time '12:00') AT TIME ZONE 'UTC'");
+			jdbc.execute("""
+					CREATE TABLE processed_event_daily (
+					    consumer_group      text        NOT NULL,
+					    event_id            text        NOT NULL,
+					    processed_on        date        NOT NULL,
+					    processed_at        timestamptz NOT NULL,
+					    payload_fingerprint bigint,
+					    PRIMARY KEY (consumer_group, event_id, processed_on)
+					) PARTITION BY RANGE (processed_on)""");
+			for (int day = -8; day <= 1; day++) {
+				jdbc.execute(("CREATE TABLE processed_event_daily_%d PARTITION OF processed_event_daily "
+						+ "FOR VALUES FROM ((now() AT TIME ZONE 'UTC')::date + %d) "
+						+ "TO ((now() AT TIME ZONE 'UTC')::date + %d)")
+					.formatted(day + 8, day, day + 1));
+			}
+			jdbc.update("""
+					INSERT INTO processed_event_daily (consumer_group, event_id, processed_on, processed_at)
+					SELECT consumer_group, event_id, (processed_at AT TIME ZONE 'UTC')::date, processed_at
+					FROM processed_event""");
+			jdbc.execute("VACUUM ANALYZE processed_event");
+			jdbc.execute("VACUUM ANALYZE processed_event_daily");
+			String oldestDay = "processed_at < ((now() AT TIME ZONE 'UTC')::date - 6)::timestamp AT TIME ZONE 'UTC'";
+			Long oldDay = jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE " + oldestDay, Long.class);
+			String shipped = "INSERT INTO processed_event (consumer_group, event_id, processed_at) VALUES (?, ?, now()) "
+					+ "ON CONFLICT (consumer_group, event_id) DO NOTHING";
+			String daily = """
+					INSERT INTO processed_event_daily (consumer_group, event_id, processed_on, processed_at)
+					SELECT ?, ?, (now() AT TIME ZONE 'UTC')::date, now()
+					WHERE NOT EXISTS (SELECT FROM processed_event_daily WHERE consumer_group = ? AND event_id = ?)
+					ON CONFLICT (consumer_group, event_id, processed_on) DO NOTHING""";
+			Map<String, List<Long>> nanos = new LinkedHashMap<>();
+			for (int i = 0; i < samples; i++) {
+				String group = "group-" + (i % GROUPS);
+				String fresh = UUID.randomUUID().toString();
+				// A duplicate of a mark made days ago, in an older partition.
+				long n = 8L * (1 + (i * 7919L) % Math.max(1, rows / 8 - 1)) + 3;
+				String old = md5Uuid("e" + n);
+				String oldGroup = "group-" + (n % GROUPS);
+				time(nanos, "mark, new event: one table", () -> jdbc.update(shipped, group, fresh) == 1);
+				time(nanos, "mark, new event: daily partitions",
+						() -> jdbc.update(daily, group, fresh, group, fresh) == 1);
+				time(nanos, "mark, duplicate of 3 days ago: one table", () -> jdbc.update(shipped, oldGroup, old) == 0);
+				time(nanos, "mark, duplicate of 3 days ago: daily partitions",
+						() -> jdbc.update(daily, oldGroup, old, oldGroup, old) == 0);
+			}
+			out.printf(
+					"%nprocessed_event as one table against daily partitions, %,d marks over 8 days, %d calls each%n",
+					rows, samples);
+			out.printf("%-62s %9s %9s%n", "mark", "p50 ms", "p99 ms");
+			nanos.forEach((name, values) -> {
+				double[] p = percentiles(values);
+				out.printf("%-62s %9.3f %9.3f%n", name, p[0], p[1]);
+				results.put(name + " p50", p[0]);
+			});
+			RetentionCleaner cleaner = new RetentionCleaner(jdbc,
+					new TransactionTemplate(new DataSourceTransactionManager(dataSource)));
+			long started = System.nanoTime();
+			long deleted = cleaner.deleteAll(new RetentionTarget("processed-events", "processed_event", oldestDay),
+					10_000, Duration.ZERO);
+			double deleteSeconds = (System.nanoTime() - started) / 1e9;
+			started = System.nanoTime();
+			jdbc.execute("ALTER TABLE processed_event_daily DETACH PARTITION processed_event_daily_1");
+			jdbc.execute("DROP TABLE processed_event_daily_1");
+			double dropSeconds = (System.nanoTime() - started) / 1e9;
+			if (oldDay == null || deleted != oldDay) {
+				throw new IllegalStateException("deleted " + deleted + " rows of " + oldDay);
+			}
+			out.printf("%-62s %9s %9s%n", "removing the oldest day, " + String.format("%,d", deleted) + " marks",
+					"seconds", "rows/s");
+			out.printf("%-62s %9.3f %9.0f%n", "RetentionCleaner, batches of 10 000, no pause", deleteSeconds,
+					deleted / deleteSeconds);
+			out.printf("%-62s %9.3f %9.0f%n", "DETACH PARTITION + DROP TABLE", dropSeconds, deleted / dropSeconds);
+			results.put("delete seconds", deleteSeconds);
+			results.put("drop seconds", dropSeconds);
+		}
+		return results;
+	}
+
+	private static void time(Map<String, List<Long>> nanos, String name, java.util.function.BooleanSupplier call) {
+		long started = System.nanoTime();
+		boolean expected = call.getAsBoolean();
+		nanos.computeIfAbsent(name, (key) -> new ArrayList<>()).add(System.nanoTime() - started);
+		if (!expected) {
+			throw new IllegalStateException(name + " did not do what it should");
+		}
 	}
 
 }
