@@ -348,7 +348,7 @@ public final class ScaleBenchmark {
 				+ "4 threads inserting meanwhile%n", rows, rows);
 		out.printf("%-44s %12s %12s %12s %14s %14s %7s%n", "batch size, pause", "rows/s", "longest tx", "batches",
 				"inserts/s in", "inserts/s out", "ratio");
-		for (int[] config : new int[][] { { 1_000, 50 }, { 10_000, 50 } }) {
+		for (int[] config : new int[][] { { 1_000, 50 }, { 10_000, 50 }, { 10_000, 0 } }) {
 			try (TestSchema schema = TestDatabase.get().createSchema("bench_cleanup");
 					HikariDataSource dataSource = pool(schema, 6)) {
 				Tables tables = new Tables(dataSource);
