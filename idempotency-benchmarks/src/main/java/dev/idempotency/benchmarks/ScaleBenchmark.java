@@ -1,9 +1,13 @@
 package dev.idempotency.benchmarks;
 
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -324,13 +329,12 @@ public final class ScaleBenchmark {
 
 	static String md5Uuid(String text) {
 		try {
-			byte[] digest = java.security.MessageDigest.getInstance("MD5")
-				.digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-			String hex = java.util.HexFormat.of().formatHex(digest);
+			byte[] digest = MessageDigest.getInstance("MD5").digest(text.getBytes(StandardCharsets.UTF_8));
+			String hex = HexFormat.of().formatHex(digest);
 			return hex.substring(0, 8) + "-" + hex.substring(8, 12) + "-" + hex.substring(12, 16) + "-"
 					+ hex.substring(16, 20) + "-" + hex.substring(20);
 		}
-		catch (java.security.NoSuchAlgorithmException ex) {
+		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException(ex);
 		}
 	}
@@ -538,7 +542,7 @@ public final class ScaleBenchmark {
 		return results;
 	}
 
-	private static void time(Map<String, List<Long>> nanos, String name, java.util.function.BooleanSupplier call) {
+	private static void time(Map<String, List<Long>> nanos, String name, BooleanSupplier call) {
 		long started = System.nanoTime();
 		boolean expected = call.getAsBoolean();
 		nanos.computeIfAbsent(name, (key) -> new ArrayList<>()).add(System.nanoTime() - started);
