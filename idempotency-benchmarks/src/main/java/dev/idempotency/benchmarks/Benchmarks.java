@@ -41,6 +41,7 @@ public final class Benchmarks {
 		OutboxPeers.run(Integer.getInteger("benchmark.peer-events", 20_000), rounds,
 				Integer.getInteger("benchmark.peer-latency-seconds", 10), System.out);
 		HttpBenchmark.run(duration, rounds, (args.length > 4) ? Integer.parseInt(args[4]) : 16, System.out);
+		ScaleBenchmark.runAll(duration, rounds, System.out);
 		TestKafkaBroker.stop();
 		System.exit(0);
 	}

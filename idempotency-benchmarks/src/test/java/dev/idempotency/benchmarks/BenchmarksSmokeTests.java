@@ -50,6 +50,16 @@ class BenchmarksSmokeTests {
 	}
 
 	@Test
+	void everyScaleMeasurementRunsOnSmallTables() throws Exception {
+		PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+		assertThat(ScaleBenchmark.run(List.of(0L, 400L), 5, 1, out)).hasSize(2)
+			.allSatisfy((size, operations) -> assertThat(operations).hasSize(5));
+		assertThat(ScaleBenchmark.runCleanup(400, Duration.ofMillis(200), out)).hasSize(3)
+			.allSatisfy((config, figures) -> assertThat(figures[0]).isPositive());
+		assertThat(ScaleBenchmark.runPartitions(400, 5, out)).containsKeys("delete seconds", "drop seconds");
+	}
+
+	@Test
 	void medianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
 		assertThat(Benchmarks.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
 		assertThat(Benchmarks.median(List.of(5.0, 1.0, 3.0))).isEqualTo(3.0);
