@@ -39,7 +39,10 @@ public final class Benchmarks {
 		run(duration, rounds, threads, System.out);
 		runOutbox(outboxRows, rounds, System.out);
 		ListenerBenchmark.run(rounds, System.out);
+		OutboxPeers.run(Integer.getInteger("benchmark.peer-events", 20_000), rounds,
+				Integer.getInteger("benchmark.peer-latency-seconds", 10), System.out);
 		HttpBenchmark.run(duration, rounds, (args.length > 4) ? Integer.parseInt(args[4]) : 16, System.out);
+		ScaleBenchmark.runAll(duration, rounds, System.out);
 		TestKafkaBroker.stop();
 		System.exit(0);
 	}

@@ -38,6 +38,15 @@ public final class HttpBenchmark {
 	// one key, the way a load tool repeating one request does.
 	private static final int REPLAY_KEYS = Integer.getInteger("benchmark.replay-keys", 64);
 
+	// For profiling one endpoint at a time: -Dbenchmark.http-endpoints=/bare,/single (the
+	// paths; replays are "replay/two-phase" and "replay/single"). The first one listed is
+	// the row the others are compared with.
+	// -Dbenchmark.count-round-trips=true counts the statements, commits and rollbacks of
+	// each request (a proxy around the service's DataSource, off by default).
+	static final boolean COUNT_ROUND_TRIPS = Boolean.getBoolean("benchmark.count-round-trips");
+
+	private static final String ONLY = System.getProperty("benchmark.http-endpoints", "");
+
 	private HttpBenchmark() {
 	}
 
@@ -59,13 +68,20 @@ public final class HttpBenchmark {
 			ConfigurableApplicationContext context = start(schema, clients);
 			try {
 				int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+				ServerCosts costs = new ServerCosts(context.getBean(JdbcTemplate.class));
 				String run = UUID.randomUUID().toString().substring(0, 8);
-				List<Endpoint> endpoints = List.of(new Endpoint("bare (no annotation)", "/bare", Keys.NONE),
-						new Endpoint("bare, @Transactional (BEGIN, INSERT, COMMIT)", "/bare-transactional", Keys.NONE),
-						new Endpoint("@Idempotent two-phase", "/two-phase", Keys.NEW),
-						new Endpoint("@Idempotent single-transaction", "/single", Keys.NEW),
-						new Endpoint("replay (two-phase endpoint)", "/two-phase", Keys.REPLAY),
-						new Endpoint("replay (single-transaction endpoint)", "/single", Keys.REPLAY));
+				List<Endpoint> endpoints = List
+					.of(new Endpoint("bare (no annotation)", "/bare", Keys.NONE),
+							new Endpoint("bare, @Transactional (BEGIN, INSERT, COMMIT)", "/bare-transactional",
+									Keys.NONE),
+							new Endpoint("@Idempotent two-phase", "/two-phase", Keys.NEW),
+							new Endpoint("@Idempotent single-transaction", "/single", Keys.NEW),
+							new Endpoint("the same SQL by hand, @Transactional", "/by-hand", Keys.NEW),
+							new Endpoint("replay (two-phase endpoint)", "/two-phase", Keys.REPLAY),
+							new Endpoint("replay (single-transaction endpoint)", "/single", Keys.REPLAY))
+					.stream()
+					.filter(HttpBenchmark::selected)
+					.toList();
 				out.printf(
 						"%nOver HTTP: Spring Boot on Tomcat, PostgreSQL %s, %d keep-alive clients, %d rounds of"
 								+ " %d s per endpoint%n",
@@ -79,12 +95,13 @@ public final class HttpBenchmark {
 				Map<String, List<Result>> results = new LinkedHashMap<>();
 				endpoints.forEach((endpoint) -> results.put(endpoint.name, new ArrayList<>()));
 				for (Endpoint endpoint : endpoints) {
-					measure(port, endpoint, run + "-w", Duration.ofMillis(Math.min(3000, duration.toMillis())),
-							clients);
+					measure(port, endpoint, run + "-w", Duration.ofMillis(Math.min(3000, duration.toMillis())), clients,
+							costs);
 				}
 				for (int round = 0; round < rounds; round++) {
 					for (Endpoint endpoint : endpoints) {
-						results.get(endpoint.name).add(measure(port, endpoint, run + "-" + round, duration, clients));
+						results.get(endpoint.name)
+							.add(measure(port, endpoint, run + "-" + round, duration, clients, costs));
 					}
 				}
 				print(results, out);
@@ -105,6 +122,7 @@ public final class HttpBenchmark {
 		// A connection for every client: the pool is not what is measured.
 		properties.put("spring.datasource.hikari.maximum-pool-size", clients);
 		properties.put("spring.datasource.hikari.minimum-idle", clients);
+		properties.put("spring.datasource.hikari.data-source-properties.ApplicationName", ServerCosts.APPLICATION_NAME);
 		properties.put("idempotency.jdbc.initialize-schema", "always");
 		properties.put("server.port", 0);
 		properties.put("spring.main.banner-mode", "off");
@@ -113,6 +131,11 @@ public final class HttpBenchmark {
 		ConfigurableApplicationContext context = application.run();
 		context.getBean(JdbcTemplate.class).execute(HttpPayments.TABLE);
 		return context;
+	}
+
+	private static boolean selected(Endpoint endpoint) {
+		String code = ((endpoint.keys == Keys.REPLAY) ? "replay" : "") + endpoint.path;
+		return ONLY.isBlank() || List.of(ONLY.split(",")).contains(code);
 	}
 
 	private static void completeReplayKeys(int port, Endpoint endpoint, String run, int clients) throws IOException {
@@ -138,8 +161,8 @@ public final class HttpBenchmark {
 		return ("{\"ref\":\"" + ref + "\",\"amount\":1200}").getBytes(StandardCharsets.UTF_8);
 	}
 
-	private static Result measure(int port, Endpoint endpoint, String round, Duration duration, int clients)
-			throws InterruptedException {
+	private static Result measure(int port, Endpoint endpoint, String round, Duration duration, int clients,
+			ServerCosts costs) throws InterruptedException {
 		AtomicLong errors = new AtomicLong();
 		AtomicReference<String> firstError = new AtomicReference<>();
 		CountDownLatch ready = new CountDownLatch(clients);
@@ -195,12 +218,15 @@ public final class HttpBenchmark {
 			thread.start();
 		}
 		ready.await();
+		costs.start();
+		long roundTrips = RoundTrips.count();
 		long began = System.nanoTime();
 		deadline[0] = began + duration.toNanos();
 		start.countDown();
 		done.await();
 		double seconds = (System.nanoTime() - began) / 1e9;
 		int total = Arrays.stream(counts).sum();
+		ServerCosts.Costs cost = costs.stop(total);
 		long[] all = new long[total];
 		int at = 0;
 		for (int c = 0; c < clients; c++) {
@@ -212,7 +238,8 @@ public final class HttpBenchmark {
 			throw new IllegalStateException(
 					endpoint.name + ": " + errors.get() + " unexpected answers, the first: " + firstError.get());
 		}
-		return new Result(total / seconds, percentile(all, 0.50), percentile(all, 0.99));
+		return new Result(total / seconds, percentile(all, 0.50), percentile(all, 0.99),
+				(RoundTrips.count() - roundTrips) / (double) Math.max(1, total), cost);
 	}
 
 	private static double percentile(long[] sorted, double fraction) {
@@ -227,8 +254,9 @@ public final class HttpBenchmark {
 		List<Result> bare = results.values().iterator().next();
 		double bareRate = Benchmarks.median(bare.stream().map(Result::perSecond).toList());
 		double bareP99 = Benchmarks.median(bare.stream().map(Result::p99).toList());
-		out.printf("%n%-46s %10s %8s %7s %9s %9s %12s%n", "endpoint", "req/s", "spread", "ratio", "p50 ms", "p99 ms",
-				"p99 - bare");
+		out.printf("%n%-46s %10s %8s %7s %9s %9s %12s %10s %8s %10s%s%n", "endpoint", "req/s", "spread", "ratio",
+				"p50 ms", "p99 ms", "p99 - bare", "server µs", "KiB", "pg µs",
+				COUNT_ROUND_TRIPS ? "  round trips" : "");
 		results.forEach((name, rounds) -> {
 			List<Double> rates = rounds.stream().map(Result::perSecond).toList();
 			double rate = Benchmarks.median(rates);
@@ -236,12 +264,19 @@ public final class HttpBenchmark {
 					- rates.stream().mapToDouble(Double::doubleValue).min().orElse(0);
 			double p50 = Benchmarks.median(rounds.stream().map(Result::p50).toList());
 			double p99 = Benchmarks.median(rounds.stream().map(Result::p99).toList());
-			out.printf("%-46s %10.0f %8.0f %7.2f %9.2f %9.2f %12.2f%n", name, rate, spread, rate / bareRate, p50, p99,
-					p99 - bareP99);
+			String roundTrips = COUNT_ROUND_TRIPS
+					? String.format(" %12.2f", Benchmarks.median(rounds.stream().map(Result::roundTrips).toList()))
+					: "";
+			double server = Benchmarks.median(rounds.stream().map((round) -> round.costs().serverMicros()).toList());
+			double allocated = Benchmarks.median(rounds.stream().map((round) -> round.costs().allocatedKiB()).toList());
+			double database = Benchmarks
+				.median(rounds.stream().map((round) -> round.costs().databaseMicros()).toList());
+			out.printf("%-46s %10.0f %8.0f %7.2f %9.2f %9.2f %12.2f %10.0f %8.1f %10.0f%s%n", name, rate, spread,
+					rate / bareRate, p50, p99, p99 - bareP99, server, allocated, database, roundTrips);
 		});
 	}
 
-	record Result(double perSecond, double p50, double p99) {
+	record Result(double perSecond, double p50, double p99, double roundTrips, ServerCosts.Costs costs) {
 	}
 
 	private enum Keys {

@@ -33,7 +33,7 @@ class BenchmarksSmokeTests {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		Map<String, List<Double>> results = Benchmarks.runOutbox(300, 1,
 				new PrintStream(output, true, StandardCharsets.UTF_8));
-		assertThat(results).hasSize(11)
+		assertThat(results).hasSize(13)
 			.allSatisfy((name, values) -> assertThat(values).singleElement()
 				.satisfies((value) -> assertThat(value).isPositive()));
 	}
@@ -43,7 +43,7 @@ class BenchmarksSmokeTests {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		Map<String, List<HttpBenchmark.Result>> results = HttpBenchmark.run(Duration.ofMillis(300), 1, 2,
 				new PrintStream(output, true, StandardCharsets.UTF_8));
-		assertThat(results).hasSize(6)
+		assertThat(results).hasSize(7)
 			.allSatisfy((name, rounds) -> assertThat(rounds).singleElement()
 				.satisfies((result) -> assertThat(result.perSecond()).isPositive()));
 		assertThat(output.toString(StandardCharsets.UTF_8)).contains("p99").contains("1.00");
@@ -61,6 +61,16 @@ class BenchmarksSmokeTests {
 				.allSatisfy((name, values) -> assertThat(values).singleElement()
 					.satisfies((value) -> assertThat(value).isPositive())));
 		assertThat(output.toString(StandardCharsets.UTF_8)).contains("×SI").contains("1.00");
+	}
+
+	@Test
+	void everyScaleMeasurementRunsOnSmallTables() throws Exception {
+		PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+		assertThat(ScaleBenchmark.run(List.of(0L, 400L), 5, 1, out)).hasSize(2)
+			.allSatisfy((size, operations) -> assertThat(operations).hasSize(5));
+		assertThat(ScaleBenchmark.runCleanup(400, Duration.ofMillis(200), out)).hasSize(3)
+			.allSatisfy((config, figures) -> assertThat(figures[0]).isPositive());
+		assertThat(ScaleBenchmark.runPartitions(400, 5, out)).containsKeys("delete seconds", "drop seconds");
 	}
 
 	@Test

@@ -187,12 +187,32 @@ public final class RequestFingerprint {
 			}
 			generator.writeEndArray();
 		}
+		else if (node.isIntegralNumber() && node.canConvertToLong()) {
+			generator.writeNumber(number(node.longValue()));
+		}
 		else if (node.isNumber()) {
 			generator.writeNumber(number(node.decimalValue()));
 		}
 		else {
 			generator.writeTree(node);
 		}
+	}
+
+	/**
+	 * The same form as {@link #number(BigDecimal)} for a whole number that fits a
+	 * {@code long}, the common case, without going through a {@code BigDecimal}.
+	 */
+	private static String number(long value) {
+		if (value == 0) {
+			return "0";
+		}
+		int exponent = 0;
+		while (value % 10 == 0) {
+			value /= 10;
+			exponent++;
+		}
+		String digits = Long.toString(value);
+		return (exponent != 0) ? digits + "e" + exponent : digits;
 	}
 
 	/**

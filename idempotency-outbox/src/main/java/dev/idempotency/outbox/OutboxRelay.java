@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import javax.sql.DataSource;
 
@@ -116,6 +118,11 @@ public final class OutboxRelay
 
 	private long lastReap;
 
+	private final boolean claimAhead;
+
+	/** The next batch, claimed while the current one is delivered; the loop's only. */
+	private @Nullable CompletableFuture<Claimed> ahead;
+
 	private OutboxRelay(Builder builder) {
 		Assert.state(!builder.destinations.isEmpty(), "At least one OutboxDestination is required");
 		checkLease(builder.lease, builder.destinations);
@@ -138,8 +145,9 @@ public final class OutboxRelay
 				builder.initialBackoff, builder.maxBackoff);
 		this.marks = new RelayMarks(jdbc, sql, this.owner);
 		this.reaper = new RelayReaper(jdbc, this.transactions, sql);
-		this.loop = new RelayLoop(builder.name, this::cycle, builder.pollInterval, builder.maxBackoff,
-				builder.shutdownTimeout);
+		this.claimAhead = builder.claimAhead && builder.mode == Mode.TWO_PHASE;
+		this.loop = new RelayLoop(builder.name, this::cycle, this::giveBackClaimedAhead, builder.pollInterval,
+				builder.maxBackoff, builder.shutdownTimeout);
 		this.lastReap = System.nanoTime() - this.reapInterval.toNanos();
 	}
 
@@ -265,6 +273,90 @@ public final class OutboxRelay
 		if (batch == null || batch.isEmpty()) {
 			return 0;
 		}
+		return deliverClaimed(batch, deadline);
+	}
+
+	/**
+	 * Claim a batch now, in a transaction of its own.
+	 */
+	private Claimed claimNow() {
+		// The lease runs from the claim on the database clock, which is no earlier than
+		// this: a delivery that ends by this deadline ends within the lease.
+		long deadline = System.nanoTime() + this.lease.toNanos();
+		List<ClaimedRow> batch = this.transactions.execute((status) -> this.claims.claim("PUBLISHING"));
+		return new Claimed((batch != null) ? batch : List.of(), deadline);
+	}
+
+	/**
+	 * One cycle of a two-phase relay that claims ahead: deliver the batch claimed during
+	 * the last cycle (or claim one now), while another thread claims the next. The next
+	 * claim takes no key of the batch in flight: its heads are PUBLISHING, and a claim
+	 * starts a key only at a PENDING head, as a second relay's claim would. A batch
+	 * claimed ahead that came back empty is claimed again after this batch's marks, which
+	 * may have made keys claimable.
+	 */
+	private int runClaimingAhead() {
+		CompletableFuture<Claimed> claimedAhead = this.ahead;
+		this.ahead = null;
+		Claimed current = (claimedAhead != null) ? join(claimedAhead) : null;
+		if (current == null || current.batch().isEmpty()) {
+			current = claimNow();
+		}
+		if (current.batch().isEmpty()) {
+			return 0;
+		}
+		if (this.loop.isClaiming()) {
+			this.ahead = CompletableFuture.supplyAsync(this::claimNow, (task) -> {
+				Thread thread = new Thread(task, this.name + "-claim-ahead");
+				thread.setDaemon(true);
+				thread.start();
+			});
+		}
+		return deliverClaimed(current.batch(), current.deadline());
+	}
+
+	private static Claimed join(CompletableFuture<Claimed> claimed) {
+		try {
+			return claimed.join();
+		}
+		catch (CompletionException ex) {
+			if (ex.getCause() instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (ex.getCause() instanceof Error error) {
+				throw error;
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * Give back a batch claimed ahead that no cycle will deliver: the relay stops. Its
+	 * rows were not sent, so their sends do not count.
+	 */
+	private void giveBackClaimedAhead() {
+		CompletableFuture<Claimed> claimedAhead = this.ahead;
+		this.ahead = null;
+		if (claimedAhead == null) {
+			return;
+		}
+		// A stop that interrupted the last cycle must not keep this hand-back from
+		// getting a connection.
+		boolean interrupted = Thread.interrupted();
+		try {
+			List<Long> ids = join(claimedAhead).batch().stream().map(ClaimedRow::id).toList();
+			if (!ids.isEmpty()) {
+				this.transactions.executeWithoutResult((status) -> this.marks.handBack(ids, false, "PUBLISHING"));
+			}
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private int deliverClaimed(List<ClaimedRow> batch, long deadline) {
 		this.hook.afterClaim(messages(batch));
 		Outcome outcome;
 		try {
@@ -294,7 +386,7 @@ public final class OutboxRelay
 			this.lastReap = System.nanoTime();
 			reap();
 		}
-		int claimed = runOnce();
+		int claimed = this.claimAhead ? runClaimingAhead() : runOnce();
 		this.hook.afterCycle(claimed);
 		return claimed;
 	}
@@ -423,6 +515,8 @@ public final class OutboxRelay
 
 		private Duration reapInterval = Duration.ofSeconds(10);
 
+		private boolean claimAhead = true;
+
 		private int maxAttempts = 20;
 
 		private @Nullable Duration maxAge;
@@ -542,6 +636,20 @@ public final class OutboxRelay
 		}
 
 		/**
+		 * Whether a started two-phase relay claims its next batch while it delivers the
+		 * current one (default: {@code true}). The next claim takes no key of the batch
+		 * in flight, so each key still has one row in flight at most; a relay that claims
+		 * ahead uses two connections at a time. {@link OutboxRelay#runOnce()} never
+		 * claims ahead, nor does simple mode.
+		 * @param claimAhead whether to claim ahead
+		 * @return this builder
+		 */
+		public Builder claimAhead(boolean claimAhead) {
+			this.claimAhead = claimAhead;
+			return this;
+		}
+
+		/**
 		 * Set after how many sends a row becomes DEAD (default 20): a failed send at this
 		 * count makes it DEAD, and so does a claim past it, when the earlier sends never
 		 * came to an end (their relay died or lost its lease). A re-drive starts the
@@ -635,6 +743,13 @@ public final class OutboxRelay
 		public OutboxRelay build() {
 			return new OutboxRelay(this);
 		}
+
+	}
+
+	/**
+	 * A claimed batch and the deadline of its deliveries, on {@link System#nanoTime()}.
+	 */
+	private record Claimed(List<ClaimedRow> batch, long deadline) {
 
 	}
 

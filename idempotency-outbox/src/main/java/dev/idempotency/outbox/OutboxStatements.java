@@ -13,6 +13,8 @@ final class OutboxStatements {
 
 	final String visitKeys;
 
+	final String scanKeys;
+
 	final String claim;
 
 	final String published;
@@ -46,17 +48,28 @@ final class OutboxStatements {
 		this.visitKeys = TableNames.render("""
 				WITH RECURSIVE keys AS (
 				    (SELECT destination, message_key, id FROM %TABLE%
-				     WHERE status <> 'PUBLISHED' AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
+				     WHERE published_at IS NULL AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
 				     ORDER BY destination, message_key, id LIMIT 1)
 				    UNION ALL
 				    SELECT n.destination, n.message_key, n.id
 				    FROM keys k CROSS JOIN LATERAL (
 				        SELECT o.destination, o.message_key, o.id FROM %TABLE% o
-				        WHERE o.status <> 'PUBLISHED' AND o.message_key IS NOT NULL
+				        WHERE o.published_at IS NULL AND o.message_key IS NOT NULL
 				          AND (o.destination, o.message_key) > (k.destination, k.message_key)
 				        ORDER BY o.destination, o.message_key, o.id LIMIT 1) n
 				)
 				SELECT destination, message_key, id FROM keys LIMIT ?
+				""", table);
+		// The same keys when they have few unpublished rows each: one walk of the same
+		// index from the cursor, a row at a time, instead of one probe per key. The first
+		// row of each key in the walk is its head, since the walk starts at a key
+		// boundary
+		// and runs in (destination, message_key, id) order. Nothing but that index serves
+		// the row comparison with its order and a limit, whatever the statistics say.
+		this.scanKeys = TableNames.render("""
+				SELECT destination, message_key, id FROM %TABLE%
+				WHERE published_at IS NULL AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
+				ORDER BY destination, message_key, id LIMIT ?
 				""", table);
 		// The heads found by the visit, by id: a key is claimable only when its head is
 		// PENDING and due. A head stays its key's head until it is PUBLISHED (a later
@@ -97,7 +110,7 @@ final class OutboxStatements {
 						                      AND o.status = 'PENDING' AND o.available_at <= now()) AS due
 						              FROM %TABLE% o
 						              WHERE (o.destination, o.message_key, o.id) >= (h.destination, h.message_key, h.id)
-						                AND o.status <> 'PUBLISHED' AND o.message_key IS NOT NULL
+						                AND o.published_at IS NULL AND o.message_key IS NOT NULL
 						              ORDER BY o.destination, o.message_key, o.id
 						              LIMIT (SELECT ceil(?::float8 / greatest(CASE WHEN ? THEN ceil(count(*) / 2.0) ELSE count(*) END, 1))::int
 						                     FROM heads)) x
@@ -113,7 +126,7 @@ final class OutboxStatements {
 						),
 						unkeyed AS MATERIALIZED (
 						    SELECT o.id, o.id AS head, 1::bigint AS position FROM %TABLE% o
-						    WHERE o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
+						    WHERE o.published_at IS NULL AND o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
 						    ORDER BY o.id LIMIT ?
 						    FOR UPDATE SKIP LOCKED
 						),
@@ -152,11 +165,15 @@ final class OutboxStatements {
 				     AS f (id, status, delay_millis, error, sent)
 				WHERE t.id = f.id AND t.locked_by = ? AND (t.status || '') = ?
 				""", table);
+		// The reaper walks the index of unpublished rows: no index on the lease, whose
+		// change at every claim would keep the claim's updates from being HOT. It runs
+		// once per reap interval and reads the backlog once, which the claims read
+		// anyway.
 		this.reap = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PENDING', locked_by = NULL, locked_until = NULL
 				WHERE id IN (SELECT id FROM %TABLE%
-				             WHERE status = 'PUBLISHING' AND locked_until < now()
+				             WHERE published_at IS NULL AND status = 'PUBLISHING' AND locked_until < now()
 				             ORDER BY locked_until LIMIT ?
 				             FOR UPDATE SKIP LOCKED)
 				  AND status = 'PUBLISHING' AND locked_until < now()

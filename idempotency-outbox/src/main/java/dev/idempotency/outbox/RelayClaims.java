@@ -35,6 +35,11 @@ final class RelayClaims {
 
 	private final Duration lease;
 
+	/** How many visits go by before the walk of the index is tried again. */
+	private static final int SCAN_RETRY = 16;
+
+	private int visitsUntilScan;
+
 	private String cursorDestination = "";
 
 	private String cursorKey = "";
@@ -67,7 +72,8 @@ final class RelayClaims {
 	 * Plan and run the claim as {@link #claim(String)} does, inside {@code EXPLAIN
 	 * (ANALYZE, BUFFERS, FORMAT JSON)}, so that a test sees how much of the table a claim
 	 * reads. It claims what a claim would: run it in a transaction that rolls back.
-	 * @return the plan of the visit of the keys and the plan of the claim
+	 * @return the plans of the visit of the keys by probes, of the claim, and of the
+	 * visit by a walk of the index
 	 */
 	List<String> explainClaim(String claimedStatus) {
 		String explain = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ";
@@ -77,6 +83,7 @@ final class RelayClaims {
 		plans.addAll(this.jdbc.query(
 				(connection) -> claimStatement(connection, explain + this.sql.claim, keys, claimedStatus),
 				(rs, row) -> rs.getString(1)));
+		plans.addAll(this.jdbc.queryForList(explain + this.sql.scanKeys, String.class, "", "", this.batchSize));
 		return plans;
 	}
 
@@ -122,7 +129,37 @@ final class RelayClaims {
 		return keys;
 	}
 
+	/**
+	 * Up to {@code limit} keys after the cursor with their heads. With few unpublished
+	 * rows per key (one key per row, typically), a walk of {@code limit} index entries
+	 * finds them all at once, far cheaper than one probe per key; with more, it would
+	 * find too few keys, and the loose index scan finds them. The walk is tried first
+	 * while it keeps working, and again now and then after it did not.
+	 */
 	private List<VisitedKey> visitKeys(String fromDestination, String fromKey, int limit) {
+		if (this.visitsUntilScan <= 0) {
+			List<VisitedKey> rows = this.jdbc.query(this.sql.scanKeys,
+					(rs, row) -> new VisitedKey(rs.getString(1), rs.getString(2), rs.getLong(3)), fromDestination,
+					fromKey, limit);
+			List<VisitedKey> keys = new ArrayList<>();
+			VisitedKey previous = null;
+			for (VisitedKey row : rows) {
+				if (previous == null || !previous.destination().equals(row.destination())
+						|| !previous.messageKey().equals(row.messageKey())) {
+					keys.add(row);
+				}
+				previous = row;
+			}
+			// Every key of the range (the walk ended before its limit), or as many keys
+			// as the loose index scan would return: the same keys and heads.
+			if (rows.size() < limit || keys.size() == limit) {
+				return keys;
+			}
+			this.visitsUntilScan = SCAN_RETRY;
+		}
+		else {
+			this.visitsUntilScan--;
+		}
 		return new ArrayList<>(this.jdbc.query(this.sql.visitKeys,
 				(rs, row) -> new VisitedKey(rs.getString(1), rs.getString(2), rs.getLong(3)), fromDestination, fromKey,
 				limit));

@@ -30,6 +30,8 @@ final class RelayLoop {
 
 	private final IntSupplier cycle;
 
+	private final Runnable onExit;
+
 	private final Duration pollInterval;
 
 	private final Duration maxBackoff;
@@ -52,9 +54,11 @@ final class RelayLoop {
 
 	private volatile @Nullable Instant cycleStartedAt;
 
-	RelayLoop(String name, IntSupplier cycle, Duration pollInterval, Duration maxBackoff, Duration shutdownTimeout) {
+	RelayLoop(String name, IntSupplier cycle, Runnable onExit, Duration pollInterval, Duration maxBackoff,
+			Duration shutdownTimeout) {
 		this.name = name;
 		this.cycle = cycle;
+		this.onExit = onExit;
 		this.pollInterval = pollInterval;
 		this.maxBackoff = maxBackoff;
 		this.shutdownTimeout = shutdownTimeout;
@@ -132,6 +136,13 @@ final class RelayLoop {
 	}
 
 	/**
+	 * Whether the loop still starts cycles: false once stopping has begun.
+	 */
+	boolean isClaiming() {
+		return this.claiming;
+	}
+
+	/**
 	 * Since when cycles have failed without a success in between.
 	 */
 	@Nullable Instant failingSince() {
@@ -190,6 +201,13 @@ final class RelayLoop {
 				// waits of the next cycles.
 				Thread.interrupted();
 			}
+		}
+		try {
+			this.onExit.run();
+		}
+		catch (Throwable ex) {
+			logger.warn("Outbox relay " + this.name + ": giving back what it claimed ahead failed; those rows "
+					+ "return to PENDING when their lease expires", ex);
 		}
 	}
 

@@ -77,6 +77,9 @@ class OutboxBurstTests {
 			.isLessThanOrEqualTo(3 * freshWork.visit() + 1000);
 		assertThat(staleWork.claim()).as("buffers the claim reads, stale against fresh statistics (%s)", freshWork)
 			.isLessThanOrEqualTo(3 * freshWork.claim() + 1000);
+		assertThat(staleWork.scan())
+			.as("buffers the walk of the keys reads, stale against fresh statistics (%s)", freshWork)
+			.isLessThanOrEqualTo(3 * freshWork.scan() + 1000);
 		assertThat(staleWork.mark()).as("buffers the mark reads, stale against fresh statistics (%s)", freshWork)
 			.isLessThanOrEqualTo(3 * freshWork.mark() + 1000);
 		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
@@ -91,9 +94,10 @@ class OutboxBurstTests {
 
 	private void insert(String table, int keys, String status) {
 		this.jdbc.update("INSERT INTO " + table + " (destination, message_key, payload, event_id, idempotency_key,"
-				+ " status, available_at, created_at) SELECT 'orders', 'key-' || (i % ?),"
-				+ " convert_to('{\"orderId\":\"o-' || i || '\"}', 'UTF8'), 'e-' || i, 'k-' || i, ?, now(), now()"
-				+ " FROM generate_series(1, ?) i", keys, status, BURST);
+				+ " status, available_at, created_at, published_at) SELECT 'orders', 'key-' || (i % ?),"
+				+ " convert_to('{\"orderId\":\"o-' || i || '\"}', 'UTF8'), 'e-' || i, 'k-' || i, ?, now(), now(),"
+				+ " CASE WHEN ? = 'PUBLISHED' THEN now() END FROM generate_series(1, ?) i", keys, status, status,
+				BURST);
 	}
 
 	/**
@@ -107,7 +111,7 @@ class OutboxBurstTests {
 			status.setRollbackOnly();
 			return claims.explainClaim("PUBLISHING");
 		});
-		assertThat(plans).hasSize(2);
+		assertThat(plans).hasSize(3);
 		// The mark of a claimed batch, in a transaction that rolls back the claim as
 		// well.
 		OutboxStatements sql = new OutboxStatements(table);
@@ -123,7 +127,7 @@ class OutboxBurstTests {
 				return statement;
 			}, (rs, row) -> rs.getString(1)).get(0);
 		});
-		return new Work(buffers(plans.get(0)), buffers(plans.get(1)), buffers(markPlan));
+		return new Work(buffers(plans.get(0)), buffers(plans.get(1)), buffers(markPlan), buffers(plans.get(2)));
 	}
 
 	private static long buffers(String plan) {
@@ -131,7 +135,7 @@ class OutboxBurstTests {
 		return top.get("Shared Hit Blocks").asLong() + top.get("Shared Read Blocks").asLong();
 	}
 
-	record Work(long visit, long claim, long mark) {
+	record Work(long visit, long claim, long mark, long scan) {
 
 	}
 

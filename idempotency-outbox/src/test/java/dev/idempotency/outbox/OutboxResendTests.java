@@ -108,7 +108,9 @@ class OutboxResendTests {
 		assertThat(status(table, id)).as("charged, but the answer never came").isEqualTo("DEAD");
 
 		assertThat(new OutboxDeadRows(this.jdbc, table).redrive(id)).isTrue();
-		assertThat(relay.runOnce()).isEqualTo(1);
+		// A lease that a status lookup and a charge fit in on a busy machine.
+		OutboxRelay redriven = relayBuilder(table, this.dataSource).lease(Duration.ofSeconds(30)).build();
+		assertThat(redriven.runOnce()).isEqualTo(1);
 		assertThat(status(table, id)).isEqualTo("PUBLISHED");
 		assertThat(this.provider.chargeRequests()).as("charge requests").isEqualTo(1);
 		assertThat(this.provider.statusRequests()).as("status lookups").isEqualTo(1);

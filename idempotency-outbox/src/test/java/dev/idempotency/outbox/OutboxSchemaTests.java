@@ -128,6 +128,16 @@ class OutboxSchemaTests {
 		jdbc.queryForList("SELECT indexdef FROM pg_indexes WHERE schemaname = ? AND tablename = ? ORDER BY 1",
 				String.class, schema.getName(), table)
 			.forEach((index) -> description.add(Map.of("index", index.replace(schema.getName() + ".", ""))));
+		// The fill factor and the check that keeps published_at in step with the status
+		// are part of what the claim's HOT updates rely on.
+		jdbc.queryForList("""
+				SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
+				WHERE c.conrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass ORDER BY 1
+				""", String.class, schema.getName(), table)
+			.forEach((constraint) -> description.add(Map.of("constraint", constraint)));
+		description.add(Map.of("options", String.valueOf(jdbc.queryForObject(
+				"SELECT reloptions::text FROM pg_class WHERE oid = (quote_ident(?) || '.' || quote_ident(?))::regclass",
+				String.class, schema.getName(), table))));
 		return description;
 	}
 

@@ -56,7 +56,7 @@ public class IdempotencyOperationsProperties {
 		/**
 		 * Most rows deleted per batch, each batch in a transaction of its own.
 		 */
-		private int batchSize = 1_000;
+		private int batchSize = 10_000;
 
 		/**
 		 * Pause between two full batches, to leave room to other work and to replication.

@@ -60,7 +60,7 @@ class IdempotencyOperationsAutoConfigurationTests {
 				.containsExactly("idempotency-keys", "processed-events");
 			assertThat(cleanup).hasFieldOrPropertyWithValue("interval", Duration.ofMinutes(5))
 				.hasFieldOrPropertyWithValue("initialDelay", Duration.ofMinutes(1))
-				.hasFieldOrPropertyWithValue("batchSize", 1_000)
+				.hasFieldOrPropertyWithValue("batchSize", 10_000)
 				.hasFieldOrPropertyWithValue("pause", Duration.ofMillis(50));
 		});
 	}
