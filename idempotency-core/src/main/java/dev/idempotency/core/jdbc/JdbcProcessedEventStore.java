@@ -120,14 +120,14 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
 		String storedId = storedId(eventId);
-		Mark mark = this.jdbc.queryForObject(this.sql.markWithFingerprint, (rs, row) -> {
-			if (rs.getBoolean(1)) {
-				return Mark.NEW;
-			}
-			long first = rs.getLong(2);
-			return (!rs.wasNull() && first != payloadFingerprint) ? Mark.DUPLICATE_OF_ANOTHER_PAYLOAD : Mark.DUPLICATE;
-		}, consumerGroup, storedId, payloadFingerprint, consumerGroup, storedId);
-		return (mark != null) ? mark : Mark.DUPLICATE;
+		if (this.jdbc.update(this.sql.markWithFingerprint, consumerGroup, storedId, payloadFingerprint) > 0) {
+			return Mark.NEW;
+		}
+		List<@Nullable Long> first = this.jdbc.query(this.sql.firstFingerprint,
+				(rs, row) -> rs.getObject(1, Long.class), consumerGroup, storedId);
+		Long firstFingerprint = first.isEmpty() ? null : first.get(0);
+		return (firstFingerprint != null && firstFingerprint != payloadFingerprint.longValue())
+				? Mark.DUPLICATE_OF_ANOTHER_PAYLOAD : Mark.DUPLICATE;
 	}
 
 	@Override

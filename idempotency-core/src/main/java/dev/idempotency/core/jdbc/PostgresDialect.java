@@ -116,6 +116,8 @@ final class PostgresDialect {
 
 		final String markWithFingerprint;
 
+		final String firstFingerprint;
+
 		final String markAllWithFingerprints;
 
 		EventStatements(String table) {
@@ -133,18 +135,17 @@ final class PostgresDialect {
 			this.exists = TableNames.render("""
 					SELECT EXISTS (SELECT 1 FROM %TABLE% WHERE consumer_group = ? AND event_id = ?)
 					""", table);
-			// The SELECT sees the table as it was before the INSERT: for a duplicate, the
-			// fingerprint of its first mark, in the same round trip.
+			// A new event costs the insert alone; only a duplicate reads the fingerprint
+			// of
+			// its first mark, in a statement of its own that sees a first mark committed
+			// while the insert waited for it.
 			this.markWithFingerprint = TableNames.render("""
-					WITH inserted AS (
-					    INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
-					    VALUES (?, ?, ?, now())
-					    ON CONFLICT (consumer_group, event_id) DO NOTHING
-					    RETURNING 1)
-					SELECT EXISTS (SELECT FROM inserted) AS inserted,
-					       CASE WHEN EXISTS (SELECT FROM inserted) THEN NULL
-					            ELSE (SELECT payload_fingerprint FROM %TABLE%
-					                  WHERE consumer_group = ? AND event_id = ?) END AS first_fingerprint
+					INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
+					VALUES (?, ?, ?, now())
+					ON CONFLICT (consumer_group, event_id) DO NOTHING
+					""", table);
+			this.firstFingerprint = TableNames.render("""
+					SELECT payload_fingerprint FROM %TABLE% WHERE consumer_group = ? AND event_id = ?
 					""", table);
 			this.markAllWithFingerprints = TableNames.render("""
 					WITH batch AS (

@@ -2,11 +2,17 @@ package dev.idempotency.core.jdbc;
 
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
@@ -25,6 +31,7 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 @PostgresTest
@@ -130,12 +137,12 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 	}
 
 	@Test
-	void duplicateWhoseFirstMarkWasForAnotherPayloadIsToldApartInTheSameStatement() {
+	void duplicateWhoseFirstMarkWasForAnotherPayloadIsToldApartWithOneMoreStatement() {
 		String id = UUID.randomUUID().toString();
 		List<Mark> first = new ArrayList<>();
 		assertThat(countStatements(() -> first.add(store.mark("billing", id, 1L)))).isOne();
 		assertThat(first).containsExactly(Mark.NEW);
-		assertThat(countStatements(() -> first.add(store.mark("billing", id, 2L)))).isOne();
+		assertThat(countStatements(() -> first.add(store.mark("billing", id, 2L)))).isEqualTo(2);
 		assertThat(first).containsExactly(Mark.NEW, Mark.DUPLICATE_OF_ANOTHER_PAYLOAD);
 		assertThat(store.mark("billing", id, 1L)).isEqualTo(Mark.DUPLICATE);
 		assertThat(store.mark("billing", id, null)).isEqualTo(Mark.DUPLICATE);
@@ -150,6 +157,47 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 			.isOne();
 		assertThat(batch.get(0).marked()).containsExactlyInAnyOrder(a, b);
 		assertThat(batch.get(0).otherPayloads()).containsExactly(id);
+	}
+
+	@Test
+	void aDuplicateThatWaitedForTheFirstMarkToCommitSeesItsFingerprint() throws Exception {
+		String id = UUID.randomUUID().toString();
+		CountDownLatch marked = new CountDownLatch(1);
+		CountDownLatch commit = new CountDownLatch(1);
+		ExecutorService executor = Executors.newFixedThreadPool(2);
+		try {
+			Future<Mark> firstMark = executor.submit(() -> transactions.execute((status) -> {
+				Mark mark = store.mark("billing", id, 1L);
+				marked.countDown();
+				awaitUninterruptibly(commit);
+				return mark;
+			}));
+			assertThat(marked.await(30, TimeUnit.SECONDS)).isTrue();
+			AtomicInteger waiter = new AtomicInteger();
+			Future<Mark> secondMark = executor.submit(() -> transactions.execute((status) -> {
+				waiter.set(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
+				return store.mark("billing", id, 2L);
+			}));
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> waiter.get() != 0 && "Lock".equals(jdbc.queryForObject(
+						"SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?", String.class, waiter.get())));
+			commit.countDown();
+			assertThat(firstMark.get(30, TimeUnit.SECONDS)).isEqualTo(Mark.NEW);
+			assertThat(secondMark.get(30, TimeUnit.SECONDS)).isEqualTo(Mark.DUPLICATE_OF_ANOTHER_PAYLOAD);
+		}
+		finally {
+			commit.countDown();
+			executor.shutdownNow();
+		}
+	}
+
+	private static void awaitUninterruptibly(CountDownLatch latch) {
+		try {
+			latch.await(60, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	@Test
