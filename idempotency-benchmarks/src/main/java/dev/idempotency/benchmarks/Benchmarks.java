@@ -36,13 +36,17 @@ public final class Benchmarks {
 		int rounds = (args.length > 1) ? Integer.parseInt(args[1]) : 3;
 		int threads = (args.length > 2) ? Integer.parseInt(args[2]) : 8;
 		int outboxRows = (args.length > 3) ? Integer.parseInt(args[3]) : 10_000;
+		Targets targets = new Targets();
 		run(duration, rounds, threads, System.out);
-		runOutbox(outboxRows, rounds, System.out);
-		ListenerBenchmark.run(rounds, System.out);
-		OutboxPeers.run(Integer.getInteger("benchmark.peer-events", 20_000), rounds,
-				Integer.getInteger("benchmark.peer-latency-seconds", 10), System.out);
-		HttpBenchmark.run(duration, rounds, (args.length > 4) ? Integer.parseInt(args[4]) : 16, System.out);
-		ScaleBenchmark.runAll(duration, rounds, System.out);
+		targets.drain(runOutbox(outboxRows, rounds, System.out));
+		targets.listeners(ListenerBenchmark.run(rounds, System.out));
+		targets.peers(OutboxPeers.run(Integer.getInteger("benchmark.peer-events", 20_000), rounds,
+				Integer.getInteger("benchmark.peer-latency-seconds", 10), System.out));
+		targets
+			.http(HttpBenchmark.run(duration, rounds, (args.length > 4) ? Integer.parseInt(args[4]) : 16, System.out));
+		targets.cleanup(ScaleBenchmark.runAll(duration, rounds, System.out),
+				ScaleBenchmark.cleanupConfiguration(10_000, 50));
+		targets.print(System.out);
 		TestKafkaBroker.stop();
 		System.exit(0);
 	}

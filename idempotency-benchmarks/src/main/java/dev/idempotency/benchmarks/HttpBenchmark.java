@@ -47,6 +47,16 @@ public final class HttpBenchmark {
 
 	private static final String ONLY = System.getProperty("benchmark.http-endpoints", "");
 
+	static final String BARE = "bare (no annotation)";
+
+	static final String TWO_PHASE = "@Idempotent two-phase";
+
+	static final String SINGLE_TRANSACTION = "@Idempotent single-transaction";
+
+	static final String REPLAY_TWO_PHASE = "replay (two-phase endpoint)";
+
+	static final String REPLAY_SINGLE_TRANSACTION = "replay (single-transaction endpoint)";
+
 	private HttpBenchmark() {
 	}
 
@@ -71,14 +81,14 @@ public final class HttpBenchmark {
 				ServerCosts costs = new ServerCosts(context.getBean(JdbcTemplate.class));
 				String run = UUID.randomUUID().toString().substring(0, 8);
 				List<Endpoint> endpoints = List
-					.of(new Endpoint("bare (no annotation)", "/bare", Keys.NONE),
+					.of(new Endpoint(BARE, "/bare", Keys.NONE),
 							new Endpoint("bare, @Transactional (BEGIN, INSERT, COMMIT)", "/bare-transactional",
 									Keys.NONE),
-							new Endpoint("@Idempotent two-phase", "/two-phase", Keys.NEW),
-							new Endpoint("@Idempotent single-transaction", "/single", Keys.NEW),
+							new Endpoint(TWO_PHASE, "/two-phase", Keys.NEW),
+							new Endpoint(SINGLE_TRANSACTION, "/single", Keys.NEW),
 							new Endpoint("the same SQL by hand, @Transactional", "/by-hand", Keys.NEW),
-							new Endpoint("replay (two-phase endpoint)", "/two-phase", Keys.REPLAY),
-							new Endpoint("replay (single-transaction endpoint)", "/single", Keys.REPLAY))
+							new Endpoint(REPLAY_TWO_PHASE, "/two-phase", Keys.REPLAY),
+							new Endpoint(REPLAY_SINGLE_TRANSACTION, "/single", Keys.REPLAY))
 					.stream()
 					.filter(HttpBenchmark::selected)
 					.toList();

@@ -68,7 +68,7 @@ class BenchmarksSmokeTests {
 		PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
 		assertThat(ScaleBenchmark.run(List.of(0L, 400L), 5, 1, out)).hasSize(2)
 			.allSatisfy((size, operations) -> assertThat(operations).hasSize(5));
-		assertThat(ScaleBenchmark.runCleanup(400, Duration.ofMillis(200), out)).hasSize(3)
+		assertThat(ScaleBenchmark.runCleanup(400, Duration.ofMillis(200), out)).hasSize(2)
 			.allSatisfy((config, figures) -> assertThat(figures[0]).isPositive());
 		assertThat(ScaleBenchmark.runPartitions(400, 5, out)).containsKeys("delete seconds", "drop seconds");
 	}

@@ -1,0 +1,131 @@
+package dev.idempotency.benchmarks;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The targets of the performance work, each with what this run measured and whether it is
+ * met, so that the one command ends with the verdict instead of leaving it to whoever
+ * reads the tables. A target whose scenario did not run is not printed.
+ */
+final class Targets {
+
+	private final List<Row> rows = new ArrayList<>();
+
+	void atLeast(String target, double measured, double bound, String format) {
+		this.rows.add(new Row(target, String.format(Locale.ROOT, format, measured), measured >= bound));
+	}
+
+	void atMost(String target, double measured, double bound, String format) {
+		this.rows.add(new Row(target, String.format(Locale.ROOT, format, measured), measured <= bound));
+	}
+
+	void http(Map<String, List<HttpBenchmark.Result>> results) {
+		List<HttpBenchmark.Result> bare = results.get(HttpBenchmark.BARE);
+		if (bare == null) {
+			return;
+		}
+		double rate = median(bare, HttpBenchmark.Result::perSecond);
+		double p99 = median(bare, HttpBenchmark.Result::p99);
+		ratio(results, HttpBenchmark.SINGLE_TRANSACTION, rate, "HTTP: single-transaction ≥ 0.85× bare", 0.85);
+		ratio(results, HttpBenchmark.TWO_PHASE, rate, "HTTP: two-phase ≥ 0.70× bare", 0.70);
+		ratio(results, HttpBenchmark.REPLAY_TWO_PHASE, rate, "HTTP: replay (two-phase endpoint) ≥ 1.0× bare", 1.0);
+		ratio(results, HttpBenchmark.REPLAY_SINGLE_TRANSACTION, rate,
+				"HTTP: replay (single-transaction endpoint) ≥ 1.0× bare", 1.0);
+		for (String endpoint : List.of(HttpBenchmark.SINGLE_TRANSACTION, HttpBenchmark.TWO_PHASE)) {
+			List<HttpBenchmark.Result> measured = results.get(endpoint);
+			if (measured != null) {
+				atMost("HTTP: p99 overhead ≤ 2 ms, " + endpoint, median(measured, HttpBenchmark.Result::p99) - p99, 2.0,
+						"%+.1f ms");
+			}
+		}
+	}
+
+	private void ratio(Map<String, List<HttpBenchmark.Result>> results, String endpoint, double bare, String target,
+			double bound) {
+		List<HttpBenchmark.Result> measured = results.get(endpoint);
+		if (measured != null) {
+			atLeast(target, median(measured, HttpBenchmark.Result::perSecond) / bare, bound, "%.2f×");
+		}
+	}
+
+	void drain(Map<String, List<Double>> results) {
+		for (String shape : List.of("200 keys", "one key per row")) {
+			List<Double> one = results.get("OutboxRelay two-phase, " + shape);
+			List<Double> two = results.get("two OutboxRelays two-phase side by side, " + shape);
+			if (one != null) {
+				atLeast("outbox: one relay drains ≥ 20 000 rows/s, " + shape, Benchmarks.median(one), 20_000,
+						"%,.0f rows/s");
+			}
+			if (one != null && two != null) {
+				atLeast("outbox: a second relay adds ≥ 60 %, " + shape,
+						100 * (Benchmarks.median(two) / Benchmarks.median(one) - 1), 60, "%+.0f %%");
+			}
+		}
+	}
+
+	void peers(OutboxPeers.Results results) {
+		results.endToEnd.forEach((scenario, systems) -> {
+			Iterator<Map.Entry<String, List<Double>>> each = systems.entrySet().iterator();
+			double ours = Benchmarks.median(each.next().getValue());
+			while (each.hasNext()) {
+				Map.Entry<String, List<Double>> peer = each.next();
+				atLeast("outbox end to end ≥ 20× " + peer.getKey() + ", " + scenario,
+						ours / Benchmarks.median(peer.getValue()), 20, "%.1f×");
+			}
+		});
+		results.latencies.entrySet()
+			.stream()
+			.findFirst()
+			.ifPresent((ours) -> atMost("outbox: commit→publish p99 ≤ 100 ms at 1 000 events/s",
+					median(ours.getValue(), (latency) -> latency.percentileMillis(99)), 100, "%.0f ms"));
+	}
+
+	void listeners(Map<Integer, Map<String, List<Double>>> results) {
+		results.forEach((consumers, listeners) -> {
+			String suffix = (consumers == 1) ? ", 1 consumer" : ", " + consumers + " consumers";
+			listenerRatio(listeners, BenchmarkListeners.IDEMPOTENT_RECORD, BenchmarkListeners.HAND_WRITTEN,
+					"listener: record ≥ 0.95× hand-written" + suffix, 0.95);
+			listenerRatio(listeners, BenchmarkListeners.IDEMPOTENT_RECORD, IntegrationPeer.NAME,
+					"listener: record ≥ 1.4× Spring Integration" + suffix, 1.4);
+			listenerRatio(listeners, BenchmarkListeners.IDEMPOTENT_BATCH, BenchmarkListeners.PLAIN_BATCH,
+					"listener: batch ≥ 1.0× a plain batch listener" + suffix, 1.0);
+		});
+	}
+
+	private void listenerRatio(Map<String, List<Double>> listeners, String measured, String against, String target,
+			double bound) {
+		if (listeners.containsKey(measured) && listeners.containsKey(against)) {
+			atLeast(target, Benchmarks.median(listeners.get(measured)) / Benchmarks.median(listeners.get(against)),
+					bound, "%.2f×");
+		}
+	}
+
+	void cleanup(Map<String, double[]> results, String defaults) {
+		double[] measured = results.get(defaults);
+		if (measured != null) {
+			atLeast("cleanup ≥ 50 000 rows/s while inserts run (" + defaults + ")", measured[0], 50_000,
+					"%,.0f rows/s");
+			atMost("cleanup: no transaction over 1 s (" + defaults + ")", measured[1], 1_000, "%.0f ms");
+		}
+	}
+
+	void print(PrintStream out) {
+		out.printf("%n%-100s %18s %8s%n", "target", "this run", "");
+		this.rows.forEach(
+				(row) -> out.printf("%-100s %18s %8s%n", row.target(), row.measured(), row.met() ? "met" : "MISSED"));
+	}
+
+	private static <T> double median(List<T> values, ToDoubleFunction<T> value) {
+		return Benchmarks.median(values.stream().map(value::applyAsDouble).toList());
+	}
+
+	private record Row(String target, String measured, boolean met) {
+	}
+
+}

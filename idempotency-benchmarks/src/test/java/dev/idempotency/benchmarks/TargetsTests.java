@@ -1,0 +1,49 @@
+package dev.idempotency.benchmarks;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The verdict printed at the end of the one command follows the measured figures.
+ */
+class TargetsTests {
+
+	@Test
+	void eachTargetIsMetOrMissedByWhatTheRunMeasured() {
+		Targets targets = new Targets();
+		Map<String, List<Double>> drain = new LinkedHashMap<>();
+		drain.put("OutboxRelay two-phase, 200 keys", List.of(19_000.0, 21_000.0, 25_000.0));
+		drain.put("two OutboxRelays two-phase side by side, 200 keys", List.of(30_000.0, 30_000.0, 40_000.0));
+		drain.put("OutboxRelay two-phase, one key per row", List.of(10_000.0));
+		targets.drain(drain);
+		Map<String, List<Double>> listeners = new LinkedHashMap<>();
+		listeners.put(BenchmarkListeners.HAND_WRITTEN, List.of(1_000.0));
+		listeners.put(BenchmarkListeners.IDEMPOTENT_RECORD, List.of(960.0));
+		listeners.put(IntegrationPeer.NAME, List.of(800.0));
+		targets.listeners(Map.of(4, listeners));
+		targets.cleanup(Map.of("10,000 rows, 50 ms", new double[] { 93_000, 1_200 }), "10,000 rows, 50 ms");
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		targets.print(new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(output.toString(StandardCharsets.UTF_8).lines().skip(2)).containsExactly(
+				line("outbox: one relay drains ≥ 20 000 rows/s, 200 keys", "21,000 rows/s", "met"),
+				line("outbox: a second relay adds ≥ 60 %, 200 keys", "+43 %", "MISSED"),
+				line("outbox: one relay drains ≥ 20 000 rows/s, one key per row", "10,000 rows/s", "MISSED"),
+				line("listener: record ≥ 0.95× hand-written, 4 consumers", "0.96×", "met"),
+				line("listener: record ≥ 1.4× Spring Integration, 4 consumers", "1.20×", "MISSED"),
+				line("cleanup ≥ 50 000 rows/s while inserts run (10,000 rows, 50 ms)", "93,000 rows/s", "met"),
+				line("cleanup: no transaction over 1 s (10,000 rows, 50 ms)", "1200 ms", "MISSED"));
+	}
+
+	private static String line(String target, String measured, String verdict) {
+		return String.format("%-100s %18s %8s", target, measured, verdict);
+	}
+
+}
