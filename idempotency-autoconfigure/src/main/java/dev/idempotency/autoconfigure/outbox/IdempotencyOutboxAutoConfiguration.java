@@ -226,6 +226,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 				.table(jdbcProperties.qualify(properties.getTable()))
 				.mode(relay.getMode())
 				.batchSize(relay.getBatchSize())
+				.claimAhead(relay.isClaimAhead())
 				.pollInterval(relay.getPollInterval())
 				.lease(relay.getLease())
 				.reapInterval(relay.getReapInterval())

@@ -146,6 +146,14 @@ public class IdempotencyOutboxProperties {
 		private int batchSize = 1000;
 
 		/**
+		 * Whether a two-phase relay claims its next batch while it delivers the current
+		 * one. The next claim takes no key of the batch in flight; a batch claimed ahead
+		 * has less of its lease left when its delivery starts, and the relay uses two
+		 * connections.
+		 */
+		private boolean claimAhead = true;
+
+		/**
 		 * How long the relay waits for a commit's wake-up before looking for rows anyway,
 		 * and after a failed cycle before the next (doubled at each further failure).
 		 */
@@ -198,6 +206,14 @@ public class IdempotencyOutboxProperties {
 
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
+		}
+
+		public boolean isClaimAhead() {
+			return this.claimAhead;
+		}
+
+		public void setClaimAhead(boolean claimAhead) {
+			this.claimAhead = claimAhead;
 		}
 
 		public OutboxRelay.Mode getMode() {

@@ -115,6 +115,19 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
+	void claimAheadIsOnByDefaultAndCanBeTurnedOff() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=ahead_outbox", "idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class)).hasFieldOrPropertyWithValue("claimAhead",
+					true));
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=ahead_outbox", "idempotency.outbox.relay.poll-interval=1h",
+					"idempotency.outbox.relay.claim-ahead=false")
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class)).hasFieldOrPropertyWithValue("claimAhead",
+					false));
+	}
+
+	@Test
 	void relayDeliversToTheDestinationBeanAndWakesOnCommit() {
 		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
 			.withPropertyValues("idempotency.outbox.table=relayed_outbox", "idempotency.outbox.relay.poll-interval=1h")
