@@ -201,21 +201,7 @@ class FaultInjectionTests {
 		for (int i = 0; i < cycles; i++) {
 			Pause.randomly(Duration.ofSeconds(1), Duration.ofSeconds(3));
 			Replica victim = cluster.randomReplica();
-			Map<Long, String> claims;
-			// A frozen broker keeps each relay's sends in flight up to the send timeout:
-			// the backlog grows under the load and both relays hold claims on it.
-			cluster.broker.freeze();
-			try {
-				awaitClaimsOfBothRelays(prefix, Duration.ofSeconds(30));
-				victim.kill();
-				// Looked at after the kill, with the broker still frozen: a claim that
-				// the
-				// victim finished between the look above and its death is not among them.
-				claims = claimsHeld(prefix);
-			}
-			finally {
-				cluster.broker.resume();
-			}
+			Map<Long, String> claims = killAmidClaims(victim, prefix);
 			kills++;
 			held.addAll(claims.keySet());
 			if (new java.util.HashSet<>(claims.values()).size() >= 2) {
@@ -316,16 +302,7 @@ class FaultInjectionTests {
 			@Override
 			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
 				Replica victim = cluster.randomReplica();
-				Map<Long, String> claims;
-				cluster.broker.freeze();
-				try {
-					awaitClaimsOfBothRelays(prefix, Duration.ofSeconds(30));
-					victim.kill();
-					claims = claimsHeld(prefix);
-				}
-				finally {
-					cluster.broker.resume();
-				}
+				Map<Long, String> claims = killAmidClaims(victim, prefix);
 				held.addAll(claims.keySet());
 				orphaned.addAll(awaitReleased(claims, Replica.RELAY_LEASE.plusMinutes(1)));
 				victim.start();
@@ -400,6 +377,26 @@ class FaultInjectionTests {
 				throw new IllegalStateException(ex);
 			}
 		});
+	}
+
+	/**
+	 * SIGKILL the victim once both relays hold claims. A frozen broker keeps each relay's
+	 * sends in flight up to the send timeout, so the backlog grows under the load and
+	 * both relays hold claims on it.
+	 * @return the claims held once the victim is dead, looked at before the broker
+	 * resumes: a claim the victim finished between the first look and its death is not
+	 * among them
+	 */
+	private static Map<Long, String> killAmidClaims(Replica victim, String prefix) {
+		cluster.broker.freeze();
+		try {
+			awaitClaimsOfBothRelays(prefix, Duration.ofSeconds(30));
+			victim.kill();
+			return claimsHeld(prefix);
+		}
+		finally {
+			cluster.broker.resume();
+		}
 	}
 
 	/**
