@@ -1,17 +1,13 @@
 package dev.idempotency.benchmarks;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.JdbcOutbox;
-import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxEvent;
-import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
@@ -19,7 +15,6 @@ import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestSchema;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -53,11 +48,7 @@ final class IdempotencyOutboxPeer implements OutboxPeer {
 	private final OutboxRelay relay;
 
 	/** Deliveries (one per relay cycle that claimed rows), rows and time in them. */
-	private final AtomicLong deliveries = new AtomicLong();
-
-	private final AtomicLong deliveredRows = new AtomicLong();
-
-	private final AtomicLong deliveryNanos = new AtomicLong();
+	private final DeliveryTimes deliveryTimes = new DeliveryTimes();
 
 	IdempotencyOutboxPeer(EmbeddedKafkaBroker broker, String topic, int connections) {
 		this.topic = topic;
@@ -74,7 +65,7 @@ final class IdempotencyOutboxPeer implements OutboxPeer {
 					ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
 					ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class)));
 		this.relay = OutboxRelay.builder(this.dataSource)
-			.destination(timed(new KafkaOutboxDestination(new KafkaTemplate<>(this.producers))))
+			.destination(this.deliveryTimes.timed(new KafkaOutboxDestination(new KafkaTemplate<>(this.producers))))
 			.name("peer-relay")
 			.build();
 		this.outbox.afterCommit(this.relay::wakeUp);
@@ -112,45 +103,14 @@ final class IdempotencyOutboxPeer implements OutboxPeer {
 	@Override
 	public void reset() {
 		this.jdbc.execute("TRUNCATE peer_order, outbox");
-		this.deliveries.set(0);
-		this.deliveredRows.set(0);
-		this.deliveryNanos.set(0);
+		this.deliveryTimes.reset();
 	}
 
 	@Override
 	public String cycles() {
-		long count = this.deliveries.get();
+		long count = this.deliveryTimes.deliveries();
 		return (count == 0) ? "no delivery" : String.format("%d relay cycles, %.0f rows and %.1f ms in Kafka per cycle",
-				count, (double) this.deliveredRows.get() / count, this.deliveryNanos.get() / 1e6 / count);
-	}
-
-	/**
-	 * The Kafka destination, timed: the rest of a cycle is the relay's own work in the
-	 * database.
-	 */
-	private OutboxDestination timed(KafkaOutboxDestination kafka) {
-		return new OutboxDestination() {
-
-			@Override
-			public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout)
-					throws InterruptedException {
-				long started = System.nanoTime();
-				try {
-					return kafka.deliver(messages, timeout);
-				}
-				finally {
-					IdempotencyOutboxPeer.this.deliveryNanos.addAndGet(System.nanoTime() - started);
-					IdempotencyOutboxPeer.this.deliveries.incrementAndGet();
-					IdempotencyOutboxPeer.this.deliveredRows.addAndGet(messages.size());
-				}
-			}
-
-			@Override
-			public @Nullable Duration sendTimeout() {
-				return kafka.sendTimeout();
-			}
-
-		};
+				count, (double) this.deliveryTimes.rows() / count, this.deliveryTimes.nanos() / 1e6 / count);
 	}
 
 	@Override

@@ -48,8 +48,8 @@ public final class OutboxDrain {
 
 	private String lastShares = "";
 
-	/** Nanoseconds spent in the destination's deliveries, for where the time goes. */
-	private final AtomicLong deliveryNanos = new AtomicLong();
+	/** Time spent in the destination's deliveries, for where the time goes. */
+	private final DeliveryTimes deliveryTimes = new DeliveryTimes();
 
 	private double lastDeliveryShare;
 
@@ -132,12 +132,12 @@ public final class OutboxDrain {
 			insert(rows, keys, "PENDING");
 			this.jdbc.execute("ANALYZE outbox");
 		}
-		this.deliveryNanos.set(0);
+		this.deliveryTimes.reset();
 		long started = System.nanoTime();
 		drain.run();
 		long elapsed = System.nanoTime() - started;
 		double seconds = elapsed / 1e9;
-		this.lastDeliveryShare = (double) this.deliveryNanos.get() / elapsed;
+		this.lastDeliveryShare = (double) this.deliveryTimes.nanos() / elapsed;
 		Integer left = this.jdbc.queryForObject("SELECT count(*) FROM outbox WHERE status <> 'PUBLISHED'",
 				Integer.class);
 		if (left == null || left != 0) {
@@ -239,32 +239,8 @@ public final class OutboxDrain {
 		}
 	}
 
-	/**
-	 * The Kafka destination, timed: the time a drain spends outside it is the relay's
-	 * own, in the database.
-	 */
 	private OutboxDestination destination() {
-		KafkaOutboxDestination kafka = new KafkaOutboxDestination(this.kafka);
-		return new OutboxDestination() {
-
-			@Override
-			public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout)
-					throws InterruptedException {
-				long started = System.nanoTime();
-				try {
-					return kafka.deliver(messages, timeout);
-				}
-				finally {
-					OutboxDrain.this.deliveryNanos.addAndGet(System.nanoTime() - started);
-				}
-			}
-
-			@Override
-			public @Nullable Duration sendTimeout() {
-				return kafka.sendTimeout();
-			}
-
-		};
+		return this.deliveryTimes.timed(new KafkaOutboxDestination(this.kafka));
 	}
 
 	/**
