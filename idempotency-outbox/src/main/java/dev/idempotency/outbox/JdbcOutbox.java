@@ -1,9 +1,11 @@
 package dev.idempotency.outbox;
 
-import java.sql.PreparedStatement;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -11,11 +13,13 @@ import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.jdbc.HeaderCodec;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.jdbc.core.BatchPreparedStatementSetter;
-import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.core.namedparam.SqlParameterSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.support.GeneratedKeyHolder;
 import org.springframework.jdbc.support.KeyHolder;
@@ -34,6 +38,9 @@ import org.springframework.util.Assert;
  * transactions. Two transactions that append to several keys in opposite orders can
  * deadlock; PostgreSQL then rolls one of them back, to be retried.
  * <p>
+ * A message whose payload and headers take more than {@link #setMaxPayloadSize(int) the
+ * maximum payload size} is refused before anything is written.
+ * <p>
  * After a transaction that appended commits, the listeners given to
  * {@link #afterCommit(Runnable)} run, so that the relay of this instance starts at once
  * instead of at its next poll.
@@ -43,9 +50,18 @@ public class JdbcOutbox implements Outbox {
 	/** The default table name. */
 	public static final String DEFAULT_TABLE_NAME = "outbox";
 
+	/** The default of the most bytes of payload and headers of one message: 1 MiB. */
+	public static final int DEFAULT_MAX_PAYLOAD_SIZE = 1024 * 1024;
+
+	/** The insert's {@code key_lock} of a message without key: no order, no lock. */
+	static final int NO_LOCK = 0;
+
+	/** The insert's {@code key_lock} of a message with a key. */
+	static final int KEY_LOCK = 1;
+
 	private final DataSource dataSource;
 
-	private final JdbcTemplate jdbc;
+	private final NamedParameterJdbcTemplate jdbc;
 
 	private final JsonMapper jsonMapper;
 
@@ -56,6 +72,8 @@ public class JdbcOutbox implements Outbox {
 	private volatile @Nullable Predicate<String> deliverable;
 
 	private volatile String undeliverableRemedy = "";
+
+	private volatile int maxPayloadSize = DEFAULT_MAX_PAYLOAD_SIZE;
 
 	/**
 	 * Create an outbox on the default table.
@@ -76,7 +94,7 @@ public class JdbcOutbox implements Outbox {
 		Assert.notNull(dataSource, "dataSource must not be null");
 		Assert.notNull(jsonMapper, "jsonMapper must not be null");
 		this.dataSource = dataSource;
-		this.jdbc = new JdbcTemplate(dataSource);
+		this.jdbc = new NamedParameterJdbcTemplate(dataSource);
 		this.jsonMapper = jsonMapper;
 		this.sql = new OutboxStatements(tableName);
 	}
@@ -96,6 +114,19 @@ public class JdbcOutbox implements Outbox {
 	}
 
 	/**
+	 * Set the most bytes of payload and headers (their stored {@code Name: value} lines,
+	 * in UTF-8) one message may take (default 1 MiB, Kafka's default largest request). A
+	 * larger message is refused with an {@link IllegalArgumentException} before anything
+	 * is written: a relay holds whole messages in memory, and a destination that refuses
+	 * it for its size would only make it DEAD.
+	 * @param maxPayloadSize the most bytes
+	 */
+	public void setMaxPayloadSize(int maxPayloadSize) {
+		Assert.isTrue(maxPayloadSize > 0, "maxPayloadSize must be positive");
+		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	/**
 	 * Run a listener after every commit of a transaction that appended at least one
 	 * message, typically {@link OutboxRelay#wakeUp()}.
 	 * @param listener the listener; it runs on the committing thread and must be quick
@@ -109,15 +140,10 @@ public class JdbcOutbox implements Outbox {
 	public long append(OutboxEvent message) {
 		Assert.notNull(message, "message must not be null");
 		checkTransaction();
-		checkDeliverable(message);
-		byte[] bytes = payload(message);
-		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.update((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.insert, new String[] { "id" });
-			bind(statement, message, bytes);
-			return statement;
-		}, keys);
+		Row row = row(message);
 		registerWakeUp();
+		KeyHolder keys = new GeneratedKeyHolder();
+		this.jdbc.update(this.sql.insert, row.parameters(), keys, new String[] { "id" });
 		Number id = keys.getKey();
 		Assert.state(id != null, "The outbox insert returned no id");
 		return id.longValue();
@@ -137,31 +163,42 @@ public class JdbcOutbox implements Outbox {
 		if (events.isEmpty()) {
 			return List.of();
 		}
-		events.forEach(this::checkDeliverable);
-		List<byte[]> payloads = events.stream().map(this::payload).toList();
-		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.batchUpdate((connection) -> connection.prepareStatement(this.sql.insert, new String[] { "id" }),
-				new BatchPreparedStatementSetter() {
-
-					@Override
-					public void setValues(PreparedStatement statement, int index) throws SQLException {
-						bind(statement, events.get(index), payloads.get(index));
-					}
-
-					@Override
-					public int getBatchSize() {
-						return events.size();
-					}
-
-				}, keys);
+		List<Row> rows = events.stream().map(this::row).toList();
 		registerWakeUp();
+		SqlParameterSource[] parameters = rows.stream().map(Row::parameters).toArray(SqlParameterSource[]::new);
+		KeyHolder keys = new GeneratedKeyHolder();
+		this.jdbc.batchUpdate(this.sql.insert, parameters, keys, new String[] { "id" });
 		List<Long> ids = new ArrayList<>(events.size());
-		for (Map<String, Object> row : keys.getKeyList()) {
-			ids.add(((Number) row.get("id")).longValue());
+		for (Map<String, Object> key : keys.getKeyList()) {
+			ids.add(((Number) key.get("id")).longValue());
 		}
 		Assert.state(ids.size() == events.size(),
 				() -> "The outbox insert returned " + ids.size() + " ids for " + events.size() + " messages");
 		return ids;
+	}
+
+	/**
+	 * Check and serialize a message.
+	 */
+	private Row row(OutboxEvent message) {
+		checkDeliverable(message);
+		Object payload = message.getPayload();
+		byte[] bytes = (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
+		String headers = null;
+		if (!message.getHeaders().isEmpty()) {
+			Map<String, List<String>> lines = new LinkedHashMap<>();
+			message.getHeaders().forEach((name, value) -> lines.put(name, List.of(value)));
+			headers = HeaderCodec.encode(lines);
+		}
+		long size = bytes.length + ((headers != null) ? headers.getBytes(StandardCharsets.UTF_8).length : 0);
+		if (size > this.maxPayloadSize) {
+			throw new IllegalArgumentException("The outbox message to '" + message.getDestination() + "' takes " + size
+					+ " bytes of payload and headers, above the maximum of " + this.maxPayloadSize
+					+ " bytes: nothing was written. Make the message smaller (store a large document elsewhere and"
+					+ " send its reference), or raise the maximum payload size (idempotency.outbox.max-payload-size"
+					+ " with Spring Boot) if every destination accepts it.");
+		}
+		return new Row(message, bytes, headers);
 	}
 
 	private void checkDeliverable(OutboxEvent message) {
@@ -170,24 +207,6 @@ public class JdbcOutbox implements Outbox {
 			throw new IllegalStateException("No outbox destination delivers '" + message.getDestination()
 					+ "': the row would never be published. " + this.undeliverableRemedy);
 		}
-	}
-
-	private byte[] payload(OutboxEvent message) {
-		Object payload = message.getPayload();
-		return (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
-	}
-
-	private static void bind(PreparedStatement statement, OutboxEvent message, byte[] payload) throws SQLException {
-		statement.setString(1, message.getDestination());
-		statement.setString(2, message.getMessageKey());
-		statement.setBytes(3, payload);
-		statement.setString(4, HeaderLines.encode(message.getHeaders()));
-		statement.setString(5, message.getEventId());
-		statement.setString(6, message.getEventType());
-		statement.setString(7, message.getIdempotencyKey());
-		statement.setString(8, message.getMessageKey());
-		statement.setString(9, message.getMessageKey());
-		statement.setString(10, message.getDestination());
 	}
 
 	/**
@@ -238,6 +257,25 @@ public class JdbcOutbox implements Outbox {
 			}
 
 		});
+	}
+
+	/**
+	 * A message checked and serialized, ready for its insert.
+	 */
+	private record Row(OutboxEvent message, byte[] payload, @Nullable String headers) {
+
+		MapSqlParameterSource parameters() {
+			// Typed, so that a null needs no look-up of the parameter's type.
+			return new MapSqlParameterSource().addValue("destination", this.message.getDestination(), Types.VARCHAR)
+				.addValue("message_key", this.message.getMessageKey(), Types.VARCHAR)
+				.addValue("payload", this.payload, Types.BINARY)
+				.addValue("headers", this.headers, Types.VARCHAR)
+				.addValue("event_id", this.message.getEventId(), Types.VARCHAR)
+				.addValue("event_type", this.message.getEventType(), Types.VARCHAR)
+				.addValue("idempotency_key", this.message.getIdempotencyKey(), Types.VARCHAR)
+				.addValue("key_lock", (this.message.getMessageKey() != null) ? KEY_LOCK : NO_LOCK, Types.INTEGER);
+		}
+
 	}
 
 }

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.idempotency.core.IdempotencyKeys;
+import dev.idempotency.core.jdbc.HeaderCodec;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
@@ -242,7 +243,7 @@ public final class OutboxEvent {
 		 * @return this builder
 		 */
 		public Builder header(String name, String value) {
-			HeaderLines.check(name, value);
+			HeaderCodec.check(name, value);
 			this.headers.put(name, value);
 			return this;
 		}

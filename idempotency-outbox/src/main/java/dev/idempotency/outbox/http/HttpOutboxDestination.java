@@ -14,14 +14,15 @@ import dev.idempotency.outbound.ProviderKeyExpiredException;
 import dev.idempotency.outbound.ProviderStatusCheck;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
 /**
  * Delivers outbox messages to an HTTP provider through an {@link OutboxHttpSender}, one
- * request at a time, in order per key; after a failure the later messages of that key
- * wait for the next attempt.
+ * request at a time, in order per destination name and key; after a failure the later
+ * messages of that key wait for the next attempt.
  * <p>
  * Created with {@link OutboundCalls} and a provider name, each send is an attempt of an
  * {@link OutboundOperation} keyed by the row's idempotency key and started at the row's
@@ -180,12 +181,12 @@ public final class HttpOutboxDestination implements OutboxDestination {
 	public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		Map<Long, Throwable> failures = new HashMap<>();
-		Set<String> failedKeys = new HashSet<>();
+		Set<OrderKey> failedKeys = new HashSet<>();
 		for (OutboxMessage message : messages) {
 			if (Thread.interrupted()) {
 				throw new InterruptedException("Delivery interrupted");
 			}
-			String key = message.messageKey();
+			OrderKey key = message.orderKey();
 			if (key != null && failedKeys.contains(key)) {
 				failures.put(message.id(), new NotSent("An earlier message of the same key failed"));
 				continue;

@@ -17,6 +17,7 @@ import java.util.function.Predicate;
 import dev.idempotency.core.EventHeaders;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.InterruptException;
@@ -204,12 +205,12 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 	public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		Map<Long, Throwable> failures = new HashMap<>();
-		Set<String> stoppedKeys = new HashSet<>();
+		Set<OrderKey> stoppedKeys = new HashSet<>();
 		Set<String> unavailableTopics = new HashSet<>();
 		for (List<OutboxMessage> round : rounds(messages)) {
 			List<Send> sends = new ArrayList<>();
 			for (OutboxMessage message : round) {
-				if (stoppedKeys.contains(orderKey(message))) {
+				if (stoppedKeys.contains(message.orderKey())) {
 					failures.put(message.id(), new NotSent("An earlier message of its key was not delivered"));
 				}
 				else if (unavailableTopics.contains(message.destination())) {
@@ -240,7 +241,7 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		return failures;
 	}
 
-	private void send(OutboxMessage message, List<Send> sends, Map<Long, Throwable> failures, Set<String> stoppedKeys,
+	private void send(OutboxMessage message, List<Send> sends, Map<Long, Throwable> failures, Set<OrderKey> stoppedKeys,
 			Set<String> unavailableTopics) {
 		try {
 			CompletableFuture<?> send = this.kafka.send(record(message));
@@ -290,9 +291,9 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 	 */
 	private static List<List<OutboxMessage>> rounds(List<OutboxMessage> messages) {
 		List<List<OutboxMessage>> rounds = new ArrayList<>();
-		Map<String, Integer> perKey = new HashMap<>();
+		Map<OrderKey, Integer> perKey = new HashMap<>();
 		for (OutboxMessage message : messages) {
-			String key = orderKey(message);
+			OrderKey key = message.orderKey();
 			int round = (key != null) ? perKey.merge(key, 1, Integer::sum) - 1 : 0;
 			while (rounds.size() <= round) {
 				rounds.add(new ArrayList<>());
@@ -302,17 +303,13 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		return rounds;
 	}
 
-	private static void stopKeys(List<OutboxMessage> messages, Set<String> stoppedKeys) {
+	private static void stopKeys(List<OutboxMessage> messages, Set<OrderKey> stoppedKeys) {
 		for (OutboxMessage message : messages) {
-			String key = orderKey(message);
+			OrderKey key = message.orderKey();
 			if (key != null) {
 				stoppedKeys.add(key);
 			}
 		}
-	}
-
-	private static @Nullable String orderKey(OutboxMessage message) {
-		return (message.messageKey() != null) ? message.destination() + '\u0000' + message.messageKey() : null;
 	}
 
 	private ProducerRecord<byte[], byte[]> record(OutboxMessage message) {
