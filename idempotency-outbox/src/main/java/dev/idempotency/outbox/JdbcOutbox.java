@@ -5,15 +5,18 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.core.jdbc.HeaderCodec;
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -32,11 +35,19 @@ import org.springframework.util.Assert;
  * caller's transaction, which must be a transaction of the outbox's {@link DataSource};
  * {@link #appendAll(Collection)} sends the inserts of many messages as one JDBC batch.
  * <p>
- * The insert first takes a transaction-scoped lock on the message's key, so that a second
- * transaction appending to the same key waits until the first has committed or rolled
- * back: the ids of a key, its publication order, follow the commit order of its
- * transactions. Two transactions that append to several keys in opposite orders can
- * deadlock; PostgreSQL then rolls one of them back, to be retried.
+ * The insert first takes a transaction-scoped lock, so that a second transaction
+ * appending to the same key waits until the first has committed or rolled back: the ids
+ * of a key, its publication order, follow the commit order of its transactions. While a
+ * transaction has appended to at most {@link #setMaxKeyLocks(int) a few keys} it locks
+ * each of its keys (and the table in shared mode); once it appends to more, it locks the
+ * table in exclusive mode instead, which orders it against every other transaction that
+ * appends to the table. So a transaction holds a bounded number of locks in PostgreSQL's
+ * shared lock table whatever the number of keys it appends to, at the price, for a
+ * transaction of many keys, of waiting for the appending transactions in flight and
+ * making the others wait for its end. Two transactions that append to several keys in
+ * opposite orders can deadlock, and so can one whose appends reach the limit while
+ * another waits for one of its keys; PostgreSQL then rolls one of them back, to be
+ * retried.
  * <p>
  * A message whose payload and headers take more than {@link #setMaxPayloadSize(int) the
  * maximum payload size} is refused before anything is written.
@@ -53,11 +64,20 @@ public class JdbcOutbox implements Outbox {
 	/** The default of the most bytes of payload and headers of one message: 1 MiB. */
 	public static final int DEFAULT_MAX_PAYLOAD_SIZE = 1024 * 1024;
 
+	/**
+	 * The default of the most keys a transaction locks one by one before it locks the
+	 * table instead.
+	 */
+	public static final int DEFAULT_MAX_KEY_LOCKS = 64;
+
 	/** The insert's {@code key_lock} of a message without key: no order, no lock. */
 	static final int NO_LOCK = 0;
 
-	/** The insert's {@code key_lock} of a message with a key. */
+	/** The insert's {@code key_lock} of a key locked on its own. */
 	static final int KEY_LOCK = 1;
+
+	/** The insert's {@code key_lock} in a transaction that locks the table. */
+	static final int TABLE_LOCK = 2;
 
 	private final DataSource dataSource;
 
@@ -74,6 +94,8 @@ public class JdbcOutbox implements Outbox {
 	private volatile String undeliverableRemedy = "";
 
 	private volatile int maxPayloadSize = DEFAULT_MAX_PAYLOAD_SIZE;
+
+	private volatile int maxKeyLocks = DEFAULT_MAX_KEY_LOCKS;
 
 	/**
 	 * Create an outbox on the default table.
@@ -127,6 +149,19 @@ public class JdbcOutbox implements Outbox {
 	}
 
 	/**
+	 * Set the most keys a transaction locks one by one (default
+	 * {@value #DEFAULT_MAX_KEY_LOCKS}); a transaction that appends to more locks the
+	 * table instead. A transaction then holds at most this many locks and two of the
+	 * table's in PostgreSQL's shared lock table, whose size for all sessions together is
+	 * {@code max_locks_per_transaction} times the connections.
+	 * @param maxKeyLocks the most keys locked one by one
+	 */
+	public void setMaxKeyLocks(int maxKeyLocks) {
+		Assert.isTrue(maxKeyLocks > 0, "maxKeyLocks must be positive");
+		this.maxKeyLocks = maxKeyLocks;
+	}
+
+	/**
 	 * Run a listener after every commit of a transaction that appended at least one
 	 * message, typically {@link OutboxRelay#wakeUp()}.
 	 * @param listener the listener; it runs on the committing thread and must be quick
@@ -141,9 +176,9 @@ public class JdbcOutbox implements Outbox {
 		Assert.notNull(message, "message must not be null");
 		checkTransaction();
 		Row row = row(message);
-		registerWakeUp();
+		int[] locks = transactionAppends().locks(List.of(message));
 		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.update(this.sql.insert, row.parameters(), keys, new String[] { "id" });
+		this.jdbc.update(this.sql.insert, row.parameters(locks[0]), keys, new String[] { "id" });
 		Number id = keys.getKey();
 		Assert.state(id != null, "The outbox insert returned no id");
 		return id.longValue();
@@ -152,7 +187,8 @@ public class JdbcOutbox implements Outbox {
 	/**
 	 * Append messages with one JDBC batch of the insert that {@link #append(OutboxEvent)}
 	 * runs, in the order of the collection. Every message is checked and serialized
-	 * before anything is written.
+	 * before anything is written. When the messages would take the transaction past the
+	 * keys it locks one by one, the table is locked before the first of them.
 	 */
 	@Override
 	public List<Long> appendAll(Collection<OutboxEvent> messages) {
@@ -164,8 +200,11 @@ public class JdbcOutbox implements Outbox {
 			return List.of();
 		}
 		List<Row> rows = events.stream().map(this::row).toList();
-		registerWakeUp();
-		SqlParameterSource[] parameters = rows.stream().map(Row::parameters).toArray(SqlParameterSource[]::new);
+		int[] locks = transactionAppends().locks(events);
+		SqlParameterSource[] parameters = new SqlParameterSource[rows.size()];
+		for (int i = 0; i < parameters.length; i++) {
+			parameters[i] = rows.get(i).parameters(locks[i]);
+		}
 		KeyHolder keys = new GeneratedKeyHolder();
 		this.jdbc.batchUpdate(this.sql.insert, parameters, keys, new String[] { "id" });
 		List<Long> ids = new ArrayList<>(events.size());
@@ -238,25 +277,77 @@ public class JdbcOutbox implements Outbox {
 		}
 	}
 
-	private void registerWakeUp() {
-		if (this.commitListeners.isEmpty() || !TransactionSynchronizationManager.isSynchronizationActive()
-				|| TransactionSynchronizationManager.hasResource(this)) {
-			return;
+	/**
+	 * What the current transaction appended so far, registered with it at its first
+	 * append.
+	 */
+	private TransactionAppends transactionAppends() {
+		TransactionAppends appends = (TransactionAppends) TransactionSynchronizationManager.getResource(this);
+		if (appends == null) {
+			appends = new TransactionAppends(this.maxKeyLocks);
+			TransactionSynchronizationManager.bindResource(this, appends);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void afterCommit() {
+					JdbcOutbox.this.commitListeners.forEach(Runnable::run);
+				}
+
+				@Override
+				public void afterCompletion(int status) {
+					TransactionSynchronizationManager.unbindResourceIfPossible(JdbcOutbox.this);
+				}
+
+			});
 		}
-		TransactionSynchronizationManager.bindResource(this, Boolean.TRUE);
-		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+		return appends;
+	}
 
-			@Override
-			public void afterCommit() {
-				JdbcOutbox.this.commitListeners.forEach(Runnable::run);
+	/**
+	 * The keys a transaction locked one by one, until it locks the table.
+	 */
+	private static final class TransactionAppends {
+
+		private final int maxKeyLocks;
+
+		private final Set<OrderKey> lockedKeys = new HashSet<>();
+
+		private boolean tableLocked;
+
+		TransactionAppends(int maxKeyLocks) {
+			this.maxKeyLocks = maxKeyLocks;
+		}
+
+		/**
+		 * The lock each message's insert takes. Every insert takes its lock again (a lock
+		 * a transaction holds already costs no entry in the lock table), so that a lock
+		 * released by a rolled-back savepoint is taken again.
+		 */
+		int[] locks(List<OutboxEvent> messages) {
+			if (!this.tableLocked) {
+				Set<OrderKey> keys = new HashSet<>(this.lockedKeys);
+				for (OutboxEvent message : messages) {
+					OrderKey key = OrderKey.of(message.getDestination(), message.getMessageKey());
+					if (key != null) {
+						keys.add(key);
+					}
+				}
+				if (keys.size() > this.maxKeyLocks) {
+					this.tableLocked = true;
+					this.lockedKeys.clear();
+				}
+				else {
+					this.lockedKeys.addAll(keys);
+				}
 			}
-
-			@Override
-			public void afterCompletion(int status) {
-				TransactionSynchronizationManager.unbindResourceIfPossible(JdbcOutbox.this);
+			int[] locks = new int[messages.size()];
+			for (int i = 0; i < locks.length; i++) {
+				boolean keyed = messages.get(i).getMessageKey() != null;
+				locks[i] = !keyed ? NO_LOCK : (this.tableLocked ? TABLE_LOCK : KEY_LOCK);
 			}
+			return locks;
+		}
 
-		});
 	}
 
 	/**
@@ -264,7 +355,7 @@ public class JdbcOutbox implements Outbox {
 	 */
 	private record Row(OutboxEvent message, byte[] payload, @Nullable String headers) {
 
-		MapSqlParameterSource parameters() {
+		MapSqlParameterSource parameters(int keyLock) {
 			// Typed, so that a null needs no look-up of the parameter's type.
 			return new MapSqlParameterSource().addValue("destination", this.message.getDestination(), Types.VARCHAR)
 				.addValue("message_key", this.message.getMessageKey(), Types.VARCHAR)
@@ -273,7 +364,7 @@ public class JdbcOutbox implements Outbox {
 				.addValue("event_id", this.message.getEventId(), Types.VARCHAR)
 				.addValue("event_type", this.message.getEventType(), Types.VARCHAR)
 				.addValue("idempotency_key", this.message.getIdempotencyKey(), Types.VARCHAR)
-				.addValue("key_lock", (this.message.getMessageKey() != null) ? KEY_LOCK : NO_LOCK, Types.INTEGER);
+				.addValue("key_lock", keyLock, Types.INTEGER);
 		}
 
 	}

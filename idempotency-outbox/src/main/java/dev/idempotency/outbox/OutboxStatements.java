@@ -80,19 +80,25 @@ final class OutboxStatements {
 	final String redriveAll;
 
 	OutboxStatements(String table) {
-		// The append takes a transaction-scoped advisory lock on its key before the
-		// identity draws the id (the lock is in a subquery the insert reads from, which
-		// PostgreSQL evaluates first because the lock function is volatile). A second
-		// transaction appending to the same key waits until the first ends, so ids of one
-		// key follow the commit order of their transactions. Keys hash to 64 bits, seeded
-		// by table and destination: a collision only serialises two keys' appends.
+		// The append takes a transaction-scoped advisory lock before the identity draws
+		// the id (the lock is in a subquery the insert reads from, which PostgreSQL
+		// evaluates first because the lock functions are volatile). A transaction takes
+		// its key's lock and the table's lock shared while it has appended to few keys,
+		// and the table's lock exclusive once it appends to more: a second transaction
+		// appending to the same key waits until the first ends, whichever locks each
+		// holds, so ids of one key follow the commit order of their transactions. Keys
+		// hash to 64 bits, seeded by table and destination: a collision only serialises
+		// two keys' appends.
 		this.insert = TableNames.render(
 				"""
 						INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
 						                     idempotency_key, status, attempts, available_at, created_at)
 						SELECT :destination, :message_key, :payload, :headers, :event_id, :event_type, :idempotency_key,
 						       'PENDING', 0, now(), now()
-						FROM (SELECT CASE WHEN :key_lock = 1
+						FROM (SELECT CASE WHEN :key_lock = 1 THEN pg_advisory_xact_lock_shared(hashtextextended('%TABLE%', 0))
+						                  WHEN :key_lock = 2 THEN pg_advisory_xact_lock(hashtextextended('%TABLE%', 0))
+						             END AS table_lock,
+						             CASE WHEN :key_lock = 1
 						                  THEN pg_advisory_xact_lock(hashtextextended(:message_key::text,
 						                                                              hashtext('%TABLE%:' || :destination::text)))
 						             END AS key_lock) AS locks

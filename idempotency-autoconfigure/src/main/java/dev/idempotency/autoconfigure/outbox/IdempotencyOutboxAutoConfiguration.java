@@ -90,6 +90,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 		JdbcOutbox outbox = new JdbcOutbox(dataSource, jsonMapper.getIfAvailable(JsonMapper::new),
 				jdbcProperties.qualify(properties.getTable()));
 		outbox.setMaxPayloadSize((int) Math.min(properties.getMaxPayloadSize().toBytes(), Integer.MAX_VALUE));
+		outbox.setMaxKeyLocks(properties.getMaxKeyLocks());
 		if (properties.getRelay().isEnabled()) {
 			// The relay of this instance delivers every row it finds: a row it cannot
 			// deliver would never be published.

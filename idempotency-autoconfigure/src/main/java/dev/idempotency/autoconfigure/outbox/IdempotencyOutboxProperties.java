@@ -41,6 +41,13 @@ public class IdempotencyOutboxProperties {
 	private DataSize maxPayloadSize = DataSize.ofBytes(JdbcOutbox.DEFAULT_MAX_PAYLOAD_SIZE);
 
 	/**
+	 * Most keys an appending transaction locks one by one to keep each key's rows in
+	 * commit order; a transaction that appends to more keys locks the table instead, so
+	 * that it holds a bounded number of locks whatever its number of keys.
+	 */
+	private int maxKeyLocks = JdbcOutbox.DEFAULT_MAX_KEY_LOCKS;
+
+	/**
 	 * Relay settings.
 	 */
 	private final Relay relay = new Relay();
@@ -82,6 +89,14 @@ public class IdempotencyOutboxProperties {
 
 	public void setMaxPayloadSize(DataSize maxPayloadSize) {
 		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	public int getMaxKeyLocks() {
+		return this.maxKeyLocks;
+	}
+
+	public void setMaxKeyLocks(int maxKeyLocks) {
+		this.maxKeyLocks = maxKeyLocks;
 	}
 
 	public Relay getRelay() {
