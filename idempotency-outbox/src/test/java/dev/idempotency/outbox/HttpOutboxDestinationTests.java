@@ -184,6 +184,25 @@ class HttpOutboxDestinationTests {
 			.isEqualTo("PUBLISHED");
 	}
 
+	@Test
+	void aRequestTheProviderRefusesForGoodIsDeadAtOnceWhileAConflictIsTriedAgain() {
+		String table = "http_refused_outbox";
+		OutboxRelay relay = relay(table, new HttpOutboxDestination("payments", sender(), (Duration) null));
+		this.failureStatus = 422;
+		this.failuresLeft.set(1);
+		long refused = appendCharge(table, "evt-refused");
+		relay.runOnce();
+		assertThat(status(table, refused)).isEqualTo("DEAD");
+		assertThat(this.jdbc.queryForObject("SELECT last_error FROM " + table + " WHERE id = ?", String.class, refused))
+			.contains("422");
+		this.failureStatus = 409;
+		this.failuresLeft.set(1);
+		this.jdbc.update("UPDATE " + table + " SET status = 'PUBLISHED', published_at = now() WHERE id = ?", refused);
+		long conflicted = appendCharge(table, "evt-conflicted");
+		relay.runOnce();
+		assertThat(status(table, conflicted)).as("a request the provider is still working on").isEqualTo("PENDING");
+	}
+
 	private RestClientOutboxSender sender() {
 		RestClient client = RestClient.builder()
 			.requestFactory(new SimpleClientHttpRequestFactory())
