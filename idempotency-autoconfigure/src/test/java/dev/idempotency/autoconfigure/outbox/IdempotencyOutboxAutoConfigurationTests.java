@@ -46,6 +46,7 @@ import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
@@ -211,6 +212,35 @@ class IdempotencyOutboxAutoConfigurationTests {
 				assertThat(destination.delivered.await(10, TimeUnit.SECONDS)).isTrue();
 				JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
 				awaitStatus(jdbc, "simple_mode_outbox", "DEAD");
+			});
+	}
+
+	@Test
+	void theMaximumPayloadSizeAndTheKeysLockedOneByOneComeFromTheProperties() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=limited_outbox", "idempotency.outbox.max-payload-size=100B",
+					"idempotency.outbox.max-key-locks=3", "idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				Outbox outbox = context.getBean(Outbox.class);
+				assertThatIllegalArgumentException()
+					.isThrownBy(() -> transactions(context.getBean(DataSource.class))
+						.executeWithoutResult((status) -> outbox
+							.append(OutboxEvent.to("orders").key("o-4").payload(new byte[101]).build())))
+					.withMessageContaining("maximum of 100 bytes");
+				assertThat(ReflectionTestUtils.getField(outbox, "maxKeyLocks")).isEqualTo(3);
+			});
+	}
+
+	@Test
+	void theBytesOneClaimHoldsComeFromTheProperty() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.relay.max-batch-bytes=2MB",
+					"idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				Object steps = ReflectionTestUtils
+					.getField(ReflectionTestUtils.getField(context.getBean(OutboxRelay.class), "once"), "steps");
+				assertThat(ReflectionTestUtils.getField(ReflectionTestUtils.getField(steps, "claims"), "maxBatchBytes"))
+					.isEqualTo(2L * 1024 * 1024);
 			});
 	}
 
