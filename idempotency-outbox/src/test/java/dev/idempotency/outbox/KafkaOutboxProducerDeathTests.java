@@ -68,7 +68,7 @@ class KafkaOutboxProducerDeathTests {
 					.build());
 			}
 		});
-		DyingProducerFactory producers = new DyingProducerFactory(this.broker, Duration.ofMillis(1000),
+		FaultyProducerFactory producers = new FaultyProducerFactory(this.broker, Duration.ofMillis(1000),
 				Duration.ofMillis(500));
 		this.resources.add(producers);
 		KafkaTemplate<byte[], byte[]> kafka = new KafkaTemplate<>(producers);
