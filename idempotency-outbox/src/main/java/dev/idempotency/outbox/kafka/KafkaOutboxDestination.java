@@ -90,17 +90,6 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 	/** The producer's {@code request.timeout.ms} unless set: Kafka's default. */
 	private static final long KAFKA_DEFAULT_REQUEST_TIMEOUT = 30_000;
 
-	/** The size of a record batch's header, counted once per wave. */
-	private static final int BATCH_OVERHEAD = 61;
-
-	/**
-	 * The longest varints of a record's length, attributes, offset and timestamp deltas.
-	 */
-	private static final int RECORD_OVERHEAD = 36;
-
-	/** The longest varints of a header's name and value lengths. */
-	private static final int HEADER_OVERHEAD = 10;
-
 	/** The producer's {@code batch.size} unless set: Kafka's default. */
 	private static final int KAFKA_DEFAULT_BATCH_SIZE = 16_384;
 
@@ -283,7 +272,7 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 		Set<String> unavailableTopics = new HashSet<>();
 		Map<String, Integer> waveLimits = waveLimits(messages, deadline);
 		boolean producerBroken = false;
-		for (List<OutboxMessage> wave : waves(rounds(messages), waveLimits)) {
+		for (List<OutboxMessage> wave : KafkaRounds.waves(KafkaRounds.rounds(messages), waveLimits)) {
 			List<Send> sends = new ArrayList<>();
 			for (OutboxMessage message : wave) {
 				if (stoppedKeys.contains(message.orderKey())) {
@@ -413,80 +402,6 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 		if (wait > 0) {
 			reset.join(wait);
 		}
-	}
-
-	/**
-	 * The rounds of a delivery: the n-th round holds the n-th message of every key, in id
-	 * order; messages without a key all go in the first.
-	 */
-	private static List<List<OutboxMessage>> rounds(List<OutboxMessage> messages) {
-		List<List<OutboxMessage>> rounds = new ArrayList<>();
-		Map<OrderKey, Integer> perKey = new HashMap<>();
-		for (OutboxMessage message : messages) {
-			OrderKey key = message.orderKey();
-			int round = (key != null) ? perKey.merge(key, 1, Integer::sum) - 1 : 0;
-			while (rounds.size() <= round) {
-				rounds.add(new ArrayList<>());
-			}
-			rounds.get(round).add(message);
-		}
-		return rounds;
-	}
-
-	/**
-	 * The waves of a delivery: each round's records, with those of a topic that takes
-	 * small batches cut into waves that fit it, the first wave of each such topic with
-	 * the rest of the round.
-	 */
-	private static List<List<OutboxMessage>> waves(List<List<OutboxMessage>> rounds, Map<String, Integer> limits) {
-		if (limits.isEmpty()) {
-			return rounds;
-		}
-		List<List<OutboxMessage>> waves = new ArrayList<>();
-		for (List<OutboxMessage> round : rounds) {
-			List<List<OutboxMessage>> roundWaves = new ArrayList<>();
-			roundWaves.add(new ArrayList<>());
-			Map<String, int[]> filling = new HashMap<>();
-			for (OutboxMessage message : round) {
-				Integer limit = limits.get(message.destination());
-				if (limit == null) {
-					roundWaves.get(0).add(message);
-					continue;
-				}
-				// {wave, bytes}: the wave being filled for the topic and what it holds.
-				int[] wave = filling.computeIfAbsent(message.destination(), (topic) -> new int[] { 0, BATCH_OVERHEAD });
-				int size = estimatedSize(message);
-				if (wave[1] > BATCH_OVERHEAD && wave[1] + size > limit) {
-					wave[0]++;
-					wave[1] = BATCH_OVERHEAD;
-				}
-				wave[1] += size;
-				while (roundWaves.size() <= wave[0]) {
-					roundWaves.add(new ArrayList<>());
-				}
-				roundWaves.get(wave[0]).add(message);
-			}
-			waves.addAll(roundWaves);
-		}
-		return waves;
-	}
-
-	/**
-	 * An upper bound of a record's size in a batch: its key, value and headers, and the
-	 * longest varints of its lengths and offsets.
-	 */
-	private static int estimatedSize(OutboxMessage message) {
-		int size = RECORD_OVERHEAD + message.payload().length
-				+ ((message.messageKey() != null) ? bytes(message.messageKey()).length : 0) + HEADER_OVERHEAD
-				+ EventHeaders.EVENT_ID.length() + bytes(message.eventId()).length + HEADER_OVERHEAD
-				+ EventHeaders.IDEMPOTENCY_KEY.length() + bytes(message.idempotencyKey()).length;
-		if (message.eventType() != null) {
-			size += HEADER_OVERHEAD + EventHeaders.EVENT_TYPE.length() + bytes(message.eventType()).length;
-		}
-		for (Map.Entry<String, String> header : message.headers().entrySet()) {
-			size += HEADER_OVERHEAD + bytes(header.getKey()).length + bytes(header.getValue()).length;
-		}
-		return size;
 	}
 
 	private static void stopKeys(OutboxMessage message, Set<OrderKey> stoppedKeys) {
