@@ -21,9 +21,11 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -38,6 +40,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 @ConditionalOnClass({ JdbcIdempotencyKeyStore.class, JdbcTemplate.class })
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(IdempotencyJdbcProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public final class IdempotencyJdbcAutoConfiguration {
 
 	/** The name of the schema of idempotency-core. */
