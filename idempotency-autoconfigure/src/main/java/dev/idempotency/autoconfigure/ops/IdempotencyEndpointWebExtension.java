@@ -46,13 +46,14 @@ public class IdempotencyEndpointWebExtension {
 	 * @param id a row id
 	 * @param limit the most items to return
 	 * @param securityContext the caller
-	 * @return what the section returns, 404 for an unknown section or key, or a problem
+	 * @return what the section returns, {@code null} (404) for an unknown section or key,
+	 * or a problem
 	 */
 	@ReadOperation
-	public WebEndpointResponse<Object> read(@Selector String section, @Nullable String scope, @Nullable String key,
+	public @Nullable Object read(@Selector String section, @Nullable String scope, @Nullable String key,
 			@Nullable Long id, @Nullable Integer limit, SecurityContext securityContext) {
 		try {
-			return response(this.endpoint.read(section, scope, key, id, limit, securityContext));
+			return this.endpoint.read(section, scope, key, id, limit, securityContext);
 		}
 		catch (InvalidEndpointRequestException ex) {
 			return problem(ex, "/" + section);
@@ -66,23 +67,18 @@ public class IdempotencyEndpointWebExtension {
 	 * @param scope the scope of a key
 	 * @param key a key
 	 * @param id a row id
-	 * @return what the section returns, 404 for an unknown section, action or key, or a
-	 * problem
+	 * @return what the section returns, {@code null} (404) for an unknown section, action
+	 * or key, or a problem
 	 */
 	@WriteOperation
-	public WebEndpointResponse<Object> write(@Selector String section, @Selector String action, @Nullable String scope,
+	public @Nullable Object write(@Selector String section, @Selector String action, @Nullable String scope,
 			@Nullable String key, @Nullable Long id) {
 		try {
-			return response(this.endpoint.write(section, action, scope, key, id));
+			return this.endpoint.write(section, action, scope, key, id);
 		}
 		catch (InvalidEndpointRequestException ex) {
 			return problem(ex, "/" + section + "/" + action);
 		}
-	}
-
-	private static WebEndpointResponse<Object> response(@Nullable Object result) {
-		return (result != null) ? new WebEndpointResponse<>(result)
-				: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 	}
 
 	private static WebEndpointResponse<Object> problem(InvalidEndpointRequestException ex, String path) {
