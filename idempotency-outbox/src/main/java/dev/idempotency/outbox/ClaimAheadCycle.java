@@ -1,20 +1,23 @@
 package dev.idempotency.outbox;
 
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.BooleanSupplier;
 
 import dev.idempotency.outbox.RelaySteps.Claimed;
+import dev.idempotency.outbox.RelaySteps.Prepared;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The two-phase cycle of a started relay that claims ahead: deliver the batch claimed
- * during the last cycle (or claim one now), while another thread claims the next. The
- * next claim takes no key of the batch in flight: its heads are {@code PUBLISHING}, and a
- * claim starts a key only at a {@code PENDING} head, as a second relay's claim would. A
- * batch claimed ahead that came back empty is claimed again after this batch's marks,
- * which may have made keys claimable. Only the claim is ahead: the payloads of a batch
- * are read when its delivery starts, so one batch's payloads are in memory at a time.
+ * during the last cycle (or claim one now), while another thread claims the next and
+ * reads its payloads. The next claim takes no key of the batch in flight: its heads are
+ * {@code PUBLISHING}, and a claim starts a key only at a {@code PENDING} head, as a
+ * second relay's claim would. A batch claimed ahead that came back empty is claimed again
+ * after this batch's marks, which may have made keys claimable. Two batches' payloads are
+ * in memory at a time: the one delivered and the one read ahead.
  */
 final class ClaimAheadCycle implements RelayCycle {
 
@@ -25,7 +28,7 @@ final class ClaimAheadCycle implements RelayCycle {
 	private final String threadName;
 
 	/** The next batch, claimed while the current one is delivered; the loop's only. */
-	private @Nullable CompletableFuture<Claimed> ahead;
+	private @Nullable CompletableFuture<Prepared> ahead;
 
 	/**
 	 * Create the cycle.
@@ -42,17 +45,18 @@ final class ClaimAheadCycle implements RelayCycle {
 
 	@Override
 	public int run() {
-		CompletableFuture<Claimed> claimedAhead = this.ahead;
+		CompletableFuture<Prepared> claimedAhead = this.ahead;
 		this.ahead = null;
-		Claimed current = (claimedAhead != null) ? join(claimedAhead) : Claimed.NONE;
-		if (current.isEmpty()) {
-			current = this.steps.claimCommitted();
-		}
-		if (current.isEmpty()) {
-			return 0;
+		Prepared current = (claimedAhead != null) ? join(claimedAhead) : null;
+		if (current == null || current.batch().isEmpty()) {
+			Claimed batch = this.steps.claimCommitted();
+			if (batch.isEmpty()) {
+				return 0;
+			}
+			current = this.steps.prepare(batch);
 		}
 		if (this.claiming.getAsBoolean()) {
-			this.ahead = CompletableFuture.supplyAsync(this.steps::claimCommitted, (task) -> {
+			this.ahead = CompletableFuture.supplyAsync(this::claimAndPrepare, (task) -> {
 				Thread thread = new Thread(task, this.threadName);
 				thread.setDaemon(true);
 				thread.start();
@@ -61,13 +65,18 @@ final class ClaimAheadCycle implements RelayCycle {
 		return this.steps.deliverAndMark(current);
 	}
 
+	private Prepared claimAndPrepare() {
+		Claimed batch = this.steps.claimCommitted();
+		return batch.isEmpty() ? new Prepared(batch, List.of(), Map.of()) : this.steps.prepare(batch);
+	}
+
 	/**
 	 * Give back a batch claimed ahead that no cycle will deliver: the relay stops. Its
 	 * rows were not sent, so their sends do not count.
 	 */
 	@Override
 	public void close() {
-		CompletableFuture<Claimed> claimedAhead = this.ahead;
+		CompletableFuture<Prepared> claimedAhead = this.ahead;
 		this.ahead = null;
 		if (claimedAhead == null) {
 			return;
@@ -76,7 +85,7 @@ final class ClaimAheadCycle implements RelayCycle {
 		// getting a connection.
 		boolean interrupted = Thread.interrupted();
 		try {
-			this.steps.handBack(join(claimedAhead), false);
+			this.steps.handBack(join(claimedAhead).batch(), false);
 		}
 		finally {
 			if (interrupted) {
@@ -85,7 +94,7 @@ final class ClaimAheadCycle implements RelayCycle {
 		}
 	}
 
-	private static Claimed join(CompletableFuture<Claimed> claimed) {
+	private static <T> T join(CompletableFuture<T> claimed) {
 		try {
 			return claimed.join();
 		}

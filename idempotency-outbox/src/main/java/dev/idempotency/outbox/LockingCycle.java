@@ -28,7 +28,7 @@ final class LockingCycle implements RelayCycle {
 				return 0;
 			}
 			try {
-				this.steps.finish(this.steps.deliver(batch), OutboxStatus.PENDING);
+				this.steps.finish(this.steps.deliver(this.steps.prepare(batch)), OutboxStatus.PENDING);
 			}
 			catch (InterruptedException ex) {
 				status.setRollbackOnly();

@@ -15,9 +15,10 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The steps every cycle of a relay is made of, whatever holds its claim: claim a batch,
- * read the payloads of the rows to send, deliver them before the lease ends, and write
- * what became of each row. The cycles ({@link TwoPhaseCycle}, {@link LockingCycle},
- * {@link ClaimAheadCycle}) put them together, each in its own transactions.
+ * prepare it (decide which rows are not sent, read the payloads of the others), deliver
+ * it before the lease ends, and write what became of each row. The cycles
+ * ({@link TwoPhaseCycle}, {@link LockingCycle}, {@link ClaimAheadCycle}) put them
+ * together, each in its own transactions.
  */
 final class RelaySteps {
 
@@ -68,27 +69,12 @@ final class RelaySteps {
 	}
 
 	/**
-	 * Read the rows of a batch to send, and deliver them before the batch's deadline.
+	 * Decide which rows of a batch are not sent at all, and read the payloads, headers
+	 * and identities of the others, after the claim committed.
 	 * @param batch the claimed batch
-	 * @return what becomes of each row
-	 * @throws InterruptedException when the relay is stopping
+	 * @return the batch ready for its delivery
 	 */
-	Outcome deliver(Claimed batch) throws InterruptedException {
-		IdempotencyMetrics.Timing timing = this.metrics.start(IdempotencyMetrics.Operation.PUBLISH,
-				IdempotencyMetrics.OUTBOX);
-		Outcome outcome;
-		try {
-			outcome = send(batch);
-		}
-		catch (InterruptedException | RuntimeException | Error ex) {
-			timing.stop(ex);
-			throw ex;
-		}
-		timing.stop();
-		return outcome;
-	}
-
-	private Outcome send(Claimed batch) throws InterruptedException {
+	Prepared prepare(Claimed batch) {
 		List<ClaimedRow> rows = batch.rows();
 		Map<Long, Throwable> failures = this.delivery.refusals(rows);
 		notSentBehindFailures(rows, failures);
@@ -102,9 +88,28 @@ final class RelaySteps {
 			}
 		}
 		this.hook.afterClaim(messages);
-		this.delivery.deliver(messages, failures, batch.deadline());
-		this.hook.afterDelivery(messages);
-		return this.delivery.outcome(rows, failures);
+		return new Prepared(batch, messages, failures);
+	}
+
+	/**
+	 * Deliver a prepared batch before its deadline.
+	 * @param prepared the batch
+	 * @return what becomes of each row
+	 * @throws InterruptedException when the relay is stopping
+	 */
+	Outcome deliver(Prepared prepared) throws InterruptedException {
+		IdempotencyMetrics.Timing timing = this.metrics.start(IdempotencyMetrics.Operation.PUBLISH,
+				IdempotencyMetrics.OUTBOX);
+		try {
+			this.delivery.deliver(prepared.messages(), prepared.failures(), prepared.batch().deadline());
+			this.hook.afterDelivery(prepared.messages());
+		}
+		catch (InterruptedException | RuntimeException | Error ex) {
+			timing.stop(ex);
+			throw ex;
+		}
+		timing.stop();
+		return this.delivery.outcome(prepared.batch().rows(), prepared.failures());
 	}
 
 	private static Set<Long> notSentBehindFailures(List<ClaimedRow> rows, Map<Long, Throwable> failures) {
@@ -145,22 +150,22 @@ final class RelaySteps {
 	/**
 	 * Deliver a batch claimed into {@code PUBLISHING} and mark it, in a transaction of
 	 * its own; on an interrupt, hand the batch back with its sends counted.
-	 * @param batch the batch
+	 * @param prepared the batch
 	 * @return how many rows it holds
 	 */
-	int deliverAndMark(Claimed batch) {
+	int deliverAndMark(Prepared prepared) {
 		Outcome outcome;
 		try {
-			outcome = deliver(batch);
+			outcome = deliver(prepared);
 		}
 		catch (InterruptedException ex) {
 			// Some rows may have gone out before the interrupt: their sends count.
-			handBack(batch, true);
+			handBack(prepared.batch(), true);
 			Thread.currentThread().interrupt();
-			return batch.rows().size();
+			return prepared.batch().rows().size();
 		}
 		this.transactions.executeWithoutResult((status) -> finish(outcome, OutboxStatus.PUBLISHING));
-		return batch.rows().size();
+		return prepared.batch().rows().size();
 	}
 
 	/**
@@ -176,6 +181,17 @@ final class RelaySteps {
 		boolean isEmpty() {
 			return this.rows.isEmpty();
 		}
+
+	}
+
+	/**
+	 * A claimed batch with the messages to send and the rows not to send.
+	 *
+	 * @param batch the batch
+	 * @param messages the messages to send, in id order
+	 * @param failures why the other rows are not sent, by row id
+	 */
+	record Prepared(Claimed batch, List<OutboxMessage> messages, Map<Long, Throwable> failures) {
 
 	}
 

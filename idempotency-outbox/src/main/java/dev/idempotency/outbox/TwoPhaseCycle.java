@@ -18,7 +18,7 @@ final class TwoPhaseCycle implements RelayCycle {
 	@Override
 	public int run() {
 		Claimed batch = this.steps.claimCommitted();
-		return batch.isEmpty() ? 0 : this.steps.deliverAndMark(batch);
+		return batch.isEmpty() ? 0 : this.steps.deliverAndMark(this.steps.prepare(batch));
 	}
 
 }

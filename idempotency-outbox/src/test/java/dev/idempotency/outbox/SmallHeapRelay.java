@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
@@ -23,7 +24,9 @@ final class SmallHeapRelay {
 	 * @param args the JDBC URL, user, password, table, and the seconds to wait
 	 */
 	public static void main(String[] args) throws Exception {
-		SingleConnectionDataSource dataSource = new SingleConnectionDataSource(args[0], args[1], args[2], true);
+		// A connection per use: a relay that claims ahead uses two at a time.
+		SimpleDriverDataSource dataSource = new SimpleDriverDataSource(new org.postgresql.Driver(), args[0], args[1],
+				args[2]);
 		String table = args[3];
 		Duration bound = Duration.ofSeconds(Long.parseLong(args[4]));
 		OutboxRelay relay = OutboxRelay.builder(dataSource)
