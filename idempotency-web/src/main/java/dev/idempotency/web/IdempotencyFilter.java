@@ -29,8 +29,6 @@ import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationContextAware;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.HttpHeaders;
-import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.Assert;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -137,8 +135,6 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	private volatile @Nullable IdempotentEndpoints endpoints;
 
 	private @Nullable StoreTransactions transactions;
-
-	private @Nullable JdbcOperations jdbc;
 
 	private @Nullable Problems problems;
 
@@ -371,7 +367,6 @@ public class IdempotencyFilter extends OncePerRequestFilter
 				this.transactionManagerName, keys, this.applicationContext, first.name());
 		this.transactionManager = transactionManager;
 		this.transactions = new StoreTransactions(transactionManager, keys);
-		this.jdbc = new JdbcTemplate(keys);
 		this.problems = Problems.of(this.applicationContext);
 		for (IdempotentEndpoint endpoint : endpoints.all()) {
 			Duration lease = lease(endpoint);
@@ -461,11 +456,10 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private IdempotentExecution.Settings settings() {
 		StoreTransactions transactions = this.transactions;
-		JdbcOperations jdbc = this.jdbc;
 		Problems problems = this.problems;
-		Assert.state(transactions != null && jdbc != null && problems != null,
+		Assert.state(transactions != null && problems != null,
 				"No transactions: the @Idempotent handlers were not checked");
-		return new IdempotentExecution.Settings(this.store, transactions, jdbc, this.metrics,
+		return new IdempotentExecution.Settings(this.store, transactions, this.metrics,
 				new ProtocolResponses(this.metrics, problems), this.defaultMode, this.defaultLease,
 				this.defaultRetention, this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize,
 				this.maxResponseSize, this.replayedHeaders, this.releasedClientErrors);

@@ -5,7 +5,6 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
@@ -19,12 +18,12 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.Completion;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -34,7 +33,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
@@ -140,41 +138,16 @@ final class IdempotentExecution {
 	}
 
 	private @Nullable String claimInTransaction() throws IOException {
-		ClaimResult result;
-		try {
-			result = claimWaitingAtMost(this.settings.lockTimeout());
-		}
-		catch (RuntimeException ex) {
-			if (!isLockTimeout(ex)) {
-				throw ex;
-			}
+		ClaimResult result = this.settings.metrics()
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB,
+					() -> store().claim(claim(), this.settings.lockTimeout()));
+		if (result instanceof ClaimResult.Held) {
 			log.debug("Key " + this.keyHash + " still held after the lock timeout");
 			responses().keyInUse(this.request, this.response, this.match, Duration.ofSeconds(1), this.keyHash);
 			return null;
 		}
 		return (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
 				: settle(((ClaimResult.Existing) result).record());
-	}
-
-	/**
-	 * Claim in the business transaction, waiting at most the lock timeout on a concurrent
-	 * claim of the key. The JDBC store does it in one statement; another store gets the
-	 * bound around its claim.
-	 */
-	private ClaimResult claimWaitingAtMost(Duration lockTimeout) {
-		// Not for a subclass: it may have overridden claim(KeyClaim), which the one
-		// statement would bypass.
-		if (store() instanceof JdbcIdempotencyKeyStore jdbcStore
-				&& jdbcStore.getClass() == JdbcIdempotencyKeyStore.class) {
-			return this.settings.metrics()
-				.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB,
-						() -> jdbcStore.claim(claim(), lockTimeout));
-		}
-		JdbcOperations jdbc = this.settings.jdbc();
-		jdbc.execute("SET LOCAL lock_timeout = " + lockTimeout.toMillis());
-		ClaimResult result = timedClaim();
-		jdbc.execute("SET LOCAL lock_timeout TO DEFAULT");
-		return result;
 	}
 
 	/**
@@ -287,7 +260,7 @@ final class IdempotentExecution {
 	 */
 	private void commit(TransactionStatus transaction, String owner, StoredResponse stored, BufferedResponse buffered)
 			throws IOException {
-		if (!store().complete(this.scope, this.key, owner, stored, this.retention)) {
+		if (store().complete(this.scope, this.key, owner, stored, this.retention) != Completion.COMPLETED) {
 			transactions().rollback(transaction);
 			responses().claimLost(this.request, this.response, this.match, this.keyHash);
 			return;
@@ -462,25 +435,15 @@ final class IdempotentExecution {
 		return HexFormat.of().formatHex(sha256.digest(), 0, 8);
 	}
 
-	private static boolean isLockTimeout(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLException sqlException && "55P03".equals(sqlException.getSQLState())) {
-				return true;
-			}
-		}
-		return false;
-	}
-
 	/**
 	 * What all requests of one filter share: where keys live, the transactions they run
 	 * in, the defaults of the handlers that do not choose, and what is kept of a
 	 * response.
 	 */
-	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, JdbcOperations jdbc,
-			IdempotencyMetrics metrics, ProtocolResponses responses, ClaimMode defaultMode, Duration defaultLease,
-			Duration defaultRetention, Duration lockTimeout, AbandonedClaimPolicy defaultAbandonedClaimPolicy,
-			long maxStoredBodySize, long maxResponseSize, List<String> replayedHeaders,
-			Collection<Integer> releasedClientErrors) {
+	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, IdempotencyMetrics metrics,
+			ProtocolResponses responses, ClaimMode defaultMode, Duration defaultLease, Duration defaultRetention,
+			Duration lockTimeout, AbandonedClaimPolicy defaultAbandonedClaimPolicy, long maxStoredBodySize,
+			long maxResponseSize, List<String> replayedHeaders, Collection<Integer> releasedClientErrors) {
 
 		ClaimMode mode(IdempotentEndpoint endpoint) {
 			return (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;
