@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import javax.sql.DataSource;
@@ -30,6 +32,8 @@ import org.springframework.context.ApplicationContextAware;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.HttpHeaders;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
 import org.springframework.util.Assert;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.HandlerMapping;
@@ -45,6 +49,9 @@ import org.springframework.web.servlet.HandlerMapping;
  * Requests to other handlers pass through untouched. The filter finds the handler through
  * the application's {@link HandlerMapping}s, and checks every annotated method when the
  * application context starts.
+ * <p>
+ * The filter reads its settings once, when it checks the handlers: set them before the
+ * application context starts.
  */
 public class IdempotencyFilter extends OncePerRequestFilter
 		implements ApplicationContextAware, SmartInitializingSingleton {
@@ -56,6 +63,8 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	// - RequestBodies: the body, read once, within its limit
 	// - RequestFingerprints: the fingerprint of method, route, query, media type and body
 	// - IdempotentExecution: claim, run in the transaction, complete, release
+	// - TwoPhaseClaim, SingleTransactionClaim: how each claim mode holds a key and gives
+	// it back, with PendingReleases and LocalClaims
 	// - StoreTransactions: the transactions, on the transaction manager of the keys
 	// - IdempotentRequest, BufferedResponse: what the handler reads and writes meanwhile
 	// - ProtocolResponses: replays and problem details, which Problems renders through
@@ -75,6 +84,15 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	/** The default wait of a single-transaction duplicate. */
 	public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(5);
+
+	/**
+	 * The default longest time a waiting single-transaction duplicate holds a connection
+	 * at a time.
+	 */
+	public static final Duration DEFAULT_LOCK_ATTEMPT_TIMEOUT = Duration.ofMillis(200);
+
+	/** The default largest number of releases that wait for the database at once. */
+	public static final int DEFAULT_MAX_PENDING_RELEASES = 10_000;
 
 	/** The default largest stored response body, in bytes. */
 	public static final long DEFAULT_MAX_STORED_BODY_SIZE = 1024 * 1024;
@@ -116,6 +134,10 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
+	private Duration lockAttemptTimeout = DEFAULT_LOCK_ATTEMPT_TIMEOUT;
+
+	private int maxPendingReleases = DEFAULT_MAX_PENDING_RELEASES;
+
 	private AbandonedClaimPolicy defaultAbandonedClaimPolicy = AbandonedClaimPolicy.TAKE_OVER;
 
 	private long maxStoredBodySize = DEFAULT_MAX_STORED_BODY_SIZE;
@@ -132,11 +154,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private @Nullable ApplicationContext applicationContext;
 
-	private volatile @Nullable IdempotentEndpoints endpoints;
-
-	private @Nullable StoreTransactions transactions;
-
-	private @Nullable Problems problems;
+	private volatile @Nullable Prepared prepared;
 
 	/**
 	 * Create a filter.
@@ -165,7 +183,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	 */
 	public void setTransactionManagerName(@Nullable String transactionManagerName) {
 		this.transactionManagerName = transactionManagerName;
-		this.endpoints = null;
+		reset();
 	}
 
 	/**
@@ -223,6 +241,29 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	public void setLockTimeout(Duration lockTimeout) {
 		Assert.isTrue(lockTimeout != null && lockTimeout.toMillis() > 0, "lockTimeout must be positive");
 		this.lockTimeout = lockTimeout;
+	}
+
+	/**
+	 * Set how long a waiting single-transaction duplicate may hold a database connection
+	 * at a time, while the request it waits for runs on another instance. Past it, the
+	 * duplicate gives its connection back and tries again, until the lock timeout has
+	 * passed. A duplicate of a request of the same instance waits holding none.
+	 * @param lockAttemptTimeout the longest wait on the database at a time
+	 */
+	public void setLockAttemptTimeout(Duration lockAttemptTimeout) {
+		Assert.isTrue(lockAttemptTimeout != null && lockAttemptTimeout.toMillis() > 0,
+				"lockAttemptTimeout must be positive");
+		this.lockAttemptTimeout = lockAttemptTimeout;
+	}
+
+	/**
+	 * Set how many releases of two-phase claims may wait at once for the database to
+	 * answer again. Past it, the claim of a failed request stays until its lease ends.
+	 * @param maxPendingReleases the largest number of waiting releases
+	 */
+	public void setMaxPendingReleases(int maxPendingReleases) {
+		Assert.isTrue(maxPendingReleases >= 0, "maxPendingReleases must not be negative");
+		this.maxPendingReleases = maxPendingReleases;
 	}
 
 	/**
@@ -305,7 +346,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	public void setHandlerMappings(Collection<? extends HandlerMapping> handlerMappings) {
 		Assert.notNull(handlerMappings, "handlerMappings must not be null");
 		this.handlerMappings = List.copyOf(handlerMappings);
-		this.endpoints = null;
+		reset();
 	}
 
 	@Override
@@ -319,22 +360,37 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
-		endpoints();
+		prepared();
 	}
 
-	private IdempotentEndpoints endpoints() {
-		IdempotentEndpoints endpoints = this.endpoints;
-		if (endpoints == null) {
+	/**
+	 * Stop retrying the releases that still wait for the database.
+	 */
+	@Override
+	public void destroy() {
+		reset();
+	}
+
+	private synchronized void reset() {
+		Prepared prepared = this.prepared;
+		this.prepared = null;
+		if (prepared != null && prepared.settings() != null) {
+			prepared.settings().releases().close();
+		}
+	}
+
+	private Prepared prepared() {
+		Prepared prepared = this.prepared;
+		if (prepared == null) {
 			synchronized (this) {
-				endpoints = this.endpoints;
-				if (endpoints == null) {
-					endpoints = new IdempotentEndpoints(findHandlerMappings());
-					check(endpoints);
-					this.endpoints = endpoints;
+				prepared = this.prepared;
+				if (prepared == null) {
+					prepared = prepare(new IdempotentEndpoints(findHandlerMappings()));
+					this.prepared = prepared;
 				}
 			}
 		}
-		return endpoints;
+		return prepared;
 	}
 
 	private Collection<? extends HandlerMapping> findHandlerMappings() {
@@ -351,9 +407,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		return mappings;
 	}
 
-	private void check(IdempotentEndpoints endpoints) {
+	/**
+	 * Check the handlers and settle everything their requests share.
+	 */
+	private Prepared prepare(IdempotentEndpoints endpoints) {
 		if (endpoints.isEmpty()) {
-			return;
+			return new Prepared(endpoints, null, Map.of());
 		}
 		IdempotentEndpoint first = endpoints.all().iterator().next();
 		DataSource keys = (this.dataSource != null) ? this.dataSource
@@ -366,49 +425,69 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		PlatformTransactionManager transactionManager = StoreTransactions.find(this.transactionManager,
 				this.transactionManagerName, keys, this.applicationContext, first.name());
 		this.transactionManager = transactionManager;
-		this.transactions = new StoreTransactions(transactionManager, keys);
-		this.problems = Problems.of(this.applicationContext);
+		Map<IdempotentEndpoint, EndpointSettings> settings = new HashMap<>();
 		for (IdempotentEndpoint endpoint : endpoints.all()) {
-			Duration lease = lease(endpoint);
-			Duration retention = retention(endpoint);
-			if (retention.compareTo(lease) <= 0) {
-				throw new IllegalStateException(
-						"@Idempotent handler " + endpoint.name() + " has a retention (" + retention
-								+ ") that is not longer than its lease (" + lease + "); make the retention longer.");
-			}
+			settings.put(endpoint, endpointSettings(endpoint, transaction(endpoint)));
 		}
+		StoreTransactions transactions = new StoreTransactions(transactionManager, keys);
+		return new Prepared(endpoints,
+				new IdempotentExecution.Settings(this.store, transactions,
+						new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(),
+						this.metrics, new ProtocolResponses(this.metrics, Problems.of(this.applicationContext)),
+						this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
+						this.replayedHeaders, this.releasedClientErrors),
+				Map.copyOf(settings));
 	}
 
-	private Duration lease(IdempotentEndpoint endpoint) {
-		return (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
+	private EndpointSettings endpointSettings(IdempotentEndpoint endpoint, TransactionDefinition transaction) {
+		Duration lease = (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
+		Duration retention = (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
+		if (retention.compareTo(lease) <= 0) {
+			throw new IllegalStateException("@Idempotent handler " + endpoint.name() + " has a retention (" + retention
+					+ ") that is not longer than its lease (" + lease + "); make the retention longer.");
+		}
+		return new EndpointSettings(endpoint, (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode, lease,
+				retention, (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy,
+				transaction);
 	}
 
-	private Duration retention(IdempotentEndpoint endpoint) {
-		return (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
+	private static TransactionDefinition transaction(IdempotentEndpoint endpoint) {
+		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
+				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		definition.setName("@Idempotent " + endpoint.name());
+		return definition;
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		IdempotentEndpoints.Match match = endpoints().find(request);
+		Prepared prepared = prepared();
+		IdempotentEndpoints.Match match = prepared.endpoints().find(request);
 		if (match == null) {
 			chain.doFilter(request, response);
 			return;
 		}
+		serve(request, response, chain, match, prepared);
+	}
+
+	private void serve(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+			IdempotentEndpoints.Match match, Prepared prepared) throws ServletException, IOException {
 		IdempotentEndpoint endpoint = match.endpoint();
-		IdempotentExecution.Settings settings = settings();
+		IdempotentExecution.Settings settings = prepared.settings();
+		Assert.state(settings != null, "No settings: the @Idempotent handlers were not checked");
+		ProtocolResponses responses = settings.responses();
 		List<String> keys = Collections.list(request.getHeaders(KEY_HEADER));
 		if (keys.isEmpty() && !endpoint.required()) {
 			chain.doFilter(request, response);
 			return;
 		}
-		String key = key(keys, request, response, match, settings.responses());
+		String key = key(keys, request, response, match, responses);
 		if (key == null) {
 			return;
 		}
 		String contentTypeProblem = RequestFingerprints.contentTypeProblem(request.getContentType());
 		if (contentTypeProblem != null) {
-			settings.responses().invalidContentType(request, response, match, contentTypeProblem);
+			responses.invalidContentType(request, response, match, contentTypeProblem);
 			return;
 		}
 		String scope = this.scopeResolver.resolve(request);
@@ -417,7 +496,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
 			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
 			if (body == null) {
-				settings.responses().requestTooLarge(request, response, match, this.maxRequestBodySize);
+				responses.requestTooLarge(request, response, match, this.maxRequestBodySize);
 				return;
 			}
 		}
@@ -426,12 +505,14 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			fingerprint = RequestFingerprints.of(request, match.route(), endpoint, body);
 		}
 		catch (FingerprintLimitExceededException ex) {
-			settings.responses().bodyTooComplex(request, response, match, ex);
+			responses.bodyTooComplex(request, response, match, ex);
 			return;
 		}
+		EndpointSettings endpointSettings = prepared.endpointSettings().get(endpoint);
+		Assert.state(endpointSettings != null, "No settings for " + endpoint.name());
 		IdempotentRequest target = new IdempotentRequest(request, body, endpoint.name());
-		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response, match).run(target,
-				chain);
+		new IdempotentExecution(settings, endpointSettings, scope, key, fingerprint, request, response, match)
+			.run(target, chain);
 	}
 
 	/**
@@ -454,15 +535,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		}
 	}
 
-	private IdempotentExecution.Settings settings() {
-		StoreTransactions transactions = this.transactions;
-		Problems problems = this.problems;
-		Assert.state(transactions != null && problems != null,
-				"No transactions: the @Idempotent handlers were not checked");
-		return new IdempotentExecution.Settings(this.store, transactions, this.metrics,
-				new ProtocolResponses(this.metrics, problems), this.defaultMode, this.defaultLease,
-				this.defaultRetention, this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize,
-				this.maxResponseSize, this.replayedHeaders, this.releasedClientErrors);
+	/**
+	 * What the filter settles once: the handlers, what their requests share (none without
+	 * handlers), and the settings of each.
+	 */
+	private record Prepared(IdempotentEndpoints endpoints, IdempotentExecution.@Nullable Settings settings,
+			Map<IdempotentEndpoint, EndpointSettings> endpointSettings) {
 	}
 
 }

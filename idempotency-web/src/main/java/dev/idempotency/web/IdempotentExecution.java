@@ -33,7 +33,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.transaction.TransactionStatus;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
 
@@ -41,7 +40,8 @@ import org.springframework.web.util.WebUtils;
  * One request under {@code @Idempotent}, from its claim to its answer: claim the key (or
  * settle with the record that holds it), run the handler in the business transaction,
  * complete the key with the response in that transaction, and release the response only
- * after the commit. A failed request gives its claim back.
+ * after the commit. A failed request gives its claim back. How the key is claimed and
+ * given back is its claim mode's ({@link TwoPhaseClaim}, {@link SingleTransactionClaim}).
  */
 final class IdempotentExecution {
 
@@ -49,7 +49,7 @@ final class IdempotentExecution {
 
 	private final Settings settings;
 
-	private final IdempotentEndpoint endpoint;
+	private final EndpointSettings endpoint;
 
 	private final String scope;
 
@@ -63,15 +63,9 @@ final class IdempotentExecution {
 
 	private final IdempotentEndpoints.Match match;
 
-	private final ClaimMode mode;
-
-	private final Duration lease;
-
-	private final Duration retention;
-
 	private final String keyHash;
 
-	IdempotentExecution(Settings settings, IdempotentEndpoint endpoint, String scope, String key, String fingerprint,
+	IdempotentExecution(Settings settings, EndpointSettings endpoint, String scope, String key, String fingerprint,
 			HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match) {
 		this.settings = settings;
 		this.endpoint = endpoint;
@@ -81,80 +75,33 @@ final class IdempotentExecution {
 		this.request = request;
 		this.response = response;
 		this.match = match;
-		this.mode = settings.mode(endpoint);
-		this.lease = settings.lease(endpoint);
-		this.retention = settings.retention(endpoint);
 		this.keyHash = hash(scope, key);
 	}
 
 	void run(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
-		if (this.mode == ClaimMode.TWO_PHASE) {
-			runTwoPhase(target, chain);
-		}
-		else {
-			runSingleTransaction(target, chain);
-		}
-	}
-
-	private void runTwoPhase(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
-		ClaimResult result = transactions().outside(this::timedClaim);
-		String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
-				: settle(((ClaimResult.Existing) result).record());
-		if (owner == null) {
+		HeldClaim claim = (this.endpoint.mode() == ClaimMode.TWO_PHASE) ? TwoPhaseClaim.acquire(this)
+				: SingleTransactionClaim.acquire(this);
+		if (claim == null) {
 			return;
 		}
-		TransactionStatus transaction;
 		try {
-			transaction = transactions().begin(transactionName());
-		}
-		catch (RuntimeException ex) {
-			release(owner);
-			throw ex;
-		}
-		try {
-			execute(transaction, owner, target, chain);
+			execute(claim, target, chain);
 		}
 		finally {
-			if (!transaction.isCompleted()) {
-				rollBackAndRelease(transaction, owner);
+			if (claim.isOpen()) {
+				claim.abandon();
 			}
 		}
-	}
-
-	private void runSingleTransaction(IdempotentRequest target, FilterChain chain)
-			throws ServletException, IOException {
-		TransactionStatus transaction = transactions().begin(transactionName());
-		try {
-			String owner = claimInTransaction();
-			if (owner != null) {
-				execute(transaction, owner, target, chain);
-			}
-		}
-		finally {
-			if (!transaction.isCompleted()) {
-				transactions().rollback(transaction);
-			}
-		}
-	}
-
-	private @Nullable String claimInTransaction() throws IOException {
-		ClaimResult result = this.settings.metrics()
-			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB,
-					() -> store().claim(claim(), this.settings.lockTimeout()));
-		if (result instanceof ClaimResult.Held) {
-			log.debug("Key " + this.keyHash + " still held after the lock timeout");
-			responses().keyInUse(this.request, this.response, this.match, Duration.ofSeconds(1), this.keyHash);
-			return null;
-		}
-		return (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
-				: settle(((ClaimResult.Existing) result).record());
 	}
 
 	/**
 	 * Answer a request whose key already has a record, or take an abandoned claim over.
+	 * @param takeOver takes the claim over, in the claim mode's transaction
+	 * @param find reads the record again, in the claim mode's transaction
 	 * @return the owner token after a take-over; {@code null} when answered
 	 */
-	private @Nullable String settle(IdempotencyRecord record) throws IOException {
+	@Nullable String settle(IdempotencyRecord record, Supplier<Optional<String>> takeOver,
+			Supplier<Optional<IdempotencyRecord>> find) throws IOException {
 		if (!record.matches(this.fingerprint)) {
 			responses().keyReused(this.request, this.response, this.match, this.keyHash);
 			return null;
@@ -167,16 +114,16 @@ final class IdempotentExecution {
 			responses().keyInUse(this.request, this.response, this.match, record.remainingLease(), this.keyHash);
 			return null;
 		}
-		if (this.settings.abandonedClaimPolicy(this.endpoint) == AbandonedClaimPolicy.REFUSE) {
+		if (this.endpoint.abandonedClaimPolicy() == AbandonedClaimPolicy.REFUSE) {
 			responses().abandoned(this.request, this.response, this.match, this.keyHash);
 			return null;
 		}
-		Optional<String> owner = inClaimTransaction(() -> store().takeOver(this.scope, this.key, this.lease));
+		Optional<String> owner = takeOver.get();
 		if (owner.isPresent()) {
 			log.info("Key " + this.keyHash + " was abandoned by the request that claimed it; taking it over");
 			return owner.get();
 		}
-		Optional<IdempotencyRecord> now = inClaimTransaction(() -> store().find(this.scope, this.key));
+		Optional<IdempotencyRecord> now = find.get();
 		if (now.isPresent() && now.get().status() == IdempotencyRecord.Status.DONE
 				&& now.get().matches(this.fingerprint)) {
 			responses().replay(now.get(), this.request, this.response, this.match, this.keyHash);
@@ -187,15 +134,15 @@ final class IdempotentExecution {
 		return null;
 	}
 
-	private void execute(TransactionStatus transaction, String owner, IdempotentRequest target, FilterChain chain)
+	private void execute(HeldClaim claim, IdempotentRequest target, FilterChain chain)
 			throws ServletException, IOException {
 		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
 		this.settings.metrics().executed(IdempotencyMetrics.WEB);
-		runHandler(transaction, target, chain, buffered);
-		int status = buffered.getStatus();
+		runHandler(claim, target, chain, buffered);
 		Throwable failure = failure(target);
+		int status = buffered.getStatus();
 		if (buffered.isOverflowed()) {
-			rollBackAndRelease(transaction, owner);
+			claim.abandon();
 			responses().responseTooLarge(this.request, this.response, this.match, this.settings.maxResponseSize(),
 					this.keyHash);
 			return;
@@ -205,7 +152,7 @@ final class IdempotentExecution {
 			// Nothing to remember: Spring MVC refused the request before the handler ran
 			// (a body it could not read, an argument it could not bind or validate), or
 			// the outcome is not final. The corrected or later request uses the same key.
-			rollBackAndRelease(transaction, owner);
+			claim.abandon();
 			log.debug("Key " + this.keyHash + " released after status " + status);
 			buffered.release();
 			return;
@@ -214,40 +161,39 @@ final class IdempotentExecution {
 			responses().renderError(this.request, buffered, status);
 		}
 		StoredResponse stored = capture(buffered, status);
-		if (failure != null || transaction.isRollbackOnly()) {
+		if (failure != null || claim.isRollbackOnly()) {
 			// The handler failed (an exception it threw was resolved into a response, or
 			// its transaction was marked rollback-only): its work is rolled back and only
 			// a decided outcome is kept.
-			transactions().rollback(transaction);
 			if (failure != null || status >= 400) {
-				storeAfterRollback(owner, stored);
+				claim.undoAndStore(stored);
 				buffered.release();
 			}
 			else {
-				release(owner);
+				claim.abandon();
 				responses().commitFailed(this.request, this.response, this.match, null, this.keyHash);
 			}
 			return;
 		}
-		commit(transaction, owner, stored, buffered);
+		completeAndCommit(claim, stored, buffered);
 	}
 
-	private void runHandler(TransactionStatus transaction, IdempotentRequest target, FilterChain chain,
-			BufferedResponse buffered) throws ServletException, IOException {
+	private void runHandler(HeldClaim claim, IdempotentRequest target, FilterChain chain, BufferedResponse buffered)
+			throws ServletException, IOException {
 		try {
 			chain.doFilter(target, buffered);
 		}
 		catch (ServletException | IOException | RuntimeException | Error ex) {
+			if (target.isAsyncRefused()) {
+				keepClaimForWorkElsewhere(claim);
+			}
 			if (!this.response.isCommitted()) {
 				this.response.reset();
-			}
-			if (target.isAsyncRefused()) {
-				keepClaimForWorkElsewhere(transaction);
 			}
 			throw ex;
 		}
 		if (target.isAsyncRefused() || target.isAsyncStarted()) {
-			keepClaimForWorkElsewhere(transaction);
+			keepClaimForWorkElsewhere(claim);
 			this.response.reset();
 			throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
 					+ " returned an asynchronous result, which cannot be held until its transaction commits");
@@ -258,27 +204,35 @@ final class IdempotentExecution {
 	 * Complete the key with the response in the business transaction, commit, and only
 	 * then send the response.
 	 */
-	private void commit(TransactionStatus transaction, String owner, StoredResponse stored, BufferedResponse buffered)
+	private void completeAndCommit(HeldClaim claim, StoredResponse stored, BufferedResponse buffered)
 			throws IOException {
-		if (store().complete(this.scope, this.key, owner, stored, this.retention) != Completion.COMPLETED) {
-			transactions().rollback(transaction);
+		Completion completion;
+		try {
+			completion = claim.complete(stored);
+		}
+		catch (RuntimeException ex) {
+			claim.abandon();
+			responses().commitFailed(this.request, this.response, this.match, ex, this.keyHash);
+			return;
+		}
+		if (completion == Completion.CLAIM_LOST) {
+			claim.abandon();
 			responses().claimLost(this.request, this.response, this.match, this.keyHash);
 			return;
 		}
+		if (completion == Completion.TRANSACTION_ABORTED) {
+			claim.abandon();
+			responses().transactionAborted(this.request, this.response, this.match, this.keyHash);
+			return;
+		}
 		try {
-			transactions().commit(transaction);
+			claim.commit();
 		}
 		catch (RuntimeException ex) {
-			release(owner);
 			responses().commitFailed(this.request, this.response, this.match, ex, this.keyHash);
 			return;
 		}
 		buffered.release();
-	}
-
-	private void rollBackAndRelease(TransactionStatus transaction, String owner) {
-		transactions().rollback(transaction);
-		release(owner);
 	}
 
 	/**
@@ -288,20 +242,11 @@ final class IdempotentExecution {
 	 * stays claimed until the lease ends, as after a crash, so that no retry runs beside
 	 * that work.
 	 */
-	private void keepClaimForWorkElsewhere(TransactionStatus transaction) {
-		transactions().rollback(transaction);
-		if (this.mode != ClaimMode.TWO_PHASE) {
-			// The claim was part of the rolled-back transaction: claim again, on its own.
-			try {
-				transactions().outside(this::timedClaim);
-			}
-			catch (RuntimeException ex) {
-				log.warn("Could not keep key " + this.keyHash + " claimed", ex);
-			}
-		}
+	private void keepClaimForWorkElsewhere(HeldClaim claim) {
+		claim.undoAndKeep();
 		log.error("@Idempotent handler " + this.endpoint.name() + " returned an asynchronous result at run time;"
 				+ " its work is rolled back and key " + this.keyHash + " stays claimed until its lease ends ("
-				+ this.lease + ")");
+				+ this.endpoint.lease() + ")");
 	}
 
 	/**
@@ -325,7 +270,7 @@ final class IdempotentExecution {
 	 * than stored, the safe side, since the work is rolled back either way.
 	 */
 	private boolean ran(Throwable failure) {
-		Method method = this.endpoint.method();
+		Method method = this.endpoint.endpoint().method();
 		String type = method.getDeclaringClass().getName();
 		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
 		for (Throwable cause = failure; cause != null && seen.add(cause); cause = cause.getCause()) {
@@ -358,63 +303,77 @@ final class IdempotentExecution {
 		return new StoredResponse(status, headers, body);
 	}
 
-	private void storeAfterRollback(String owner, StoredResponse stored) {
-		try {
-			if (this.mode == ClaimMode.TWO_PHASE) {
-				transactions().outside(() -> store().complete(this.scope, this.key, owner, stored, this.retention));
-			}
-			else {
-				transactions().inNewTransaction(transactionName(), () -> {
-					if (store().claim(claim()) instanceof ClaimResult.Claimed claimed) {
-						store().complete(this.scope, this.key, claimed.owner(), stored, this.retention);
-					}
-				});
-			}
-		}
-		catch (RuntimeException ex) {
-			log.warn("Could not store the client error of key " + this.keyHash + "; a retry will run again", ex);
-		}
-	}
-
-	private void release(String owner) {
-		if (this.mode != ClaimMode.TWO_PHASE) {
-			// The claim was part of the rolled-back transaction.
-			return;
-		}
-		try {
-			transactions().outside(() -> store().release(this.scope, this.key, owner));
-		}
-		catch (RuntimeException ex) {
-			log.warn("Could not release key " + this.keyHash + "; a retry can run once its lease expires", ex);
-		}
-	}
-
-	private ClaimResult timedClaim() {
+	ClaimResult claim() {
 		return this.settings.metrics()
-			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(claim()));
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(keyClaim()));
 	}
 
-	private KeyClaim claim() {
-		return new KeyClaim(this.scope, this.key, this.fingerprint, this.lease, this.retention);
+	ClaimResult claim(Duration wait) {
+		return this.settings.metrics()
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(keyClaim(), wait));
 	}
 
-	private <T> T inClaimTransaction(Supplier<T> action) {
-		return (this.mode == ClaimMode.TWO_PHASE) ? transactions().outside(action) : action.get();
+	Optional<String> takeOver() {
+		return store().takeOver(this.scope, this.key, this.endpoint.lease());
 	}
 
-	private String transactionName() {
-		return "@Idempotent " + this.endpoint.name();
+	Optional<IdempotencyRecord> find() {
+		return store().find(this.scope, this.key);
 	}
 
-	private IdempotencyKeyStore store() {
+	PendingReleases.Claim releasable(String owner) {
+		return new PendingReleases.Claim(this.scope, this.key, owner, this.endpoint.lease(), this.keyHash);
+	}
+
+	private KeyClaim keyClaim() {
+		return new KeyClaim(this.scope, this.key, this.fingerprint, this.endpoint.lease(), this.endpoint.retention());
+	}
+
+	Settings settings() {
+		return this.settings;
+	}
+
+	EndpointSettings endpoint() {
+		return this.endpoint;
+	}
+
+	String scope() {
+		return this.scope;
+	}
+
+	String key() {
+		return this.key;
+	}
+
+	String keyHash() {
+		return this.keyHash;
+	}
+
+	HttpServletRequest request() {
+		return this.request;
+	}
+
+	HttpServletResponse response() {
+		return this.response;
+	}
+
+	IdempotentEndpoints.Match match() {
+		return this.match;
+	}
+
+	IdempotencyKeyStore store() {
 		return this.settings.store();
 	}
 
-	private StoreTransactions transactions() {
+	StoreTransactions transactions() {
 		return this.settings.transactions();
 	}
 
-	private ProtocolResponses responses() {
+	PendingReleases releases() {
+		return this.settings.releases();
+	}
+
+	ProtocolResponses responses() {
 		return this.settings.responses();
 	}
 
@@ -436,31 +395,14 @@ final class IdempotentExecution {
 	}
 
 	/**
-	 * What all requests of one filter share: where keys live, the transactions they run
-	 * in, the defaults of the handlers that do not choose, and what is kept of a
-	 * response.
+	 * What all requests of one filter share, built once when the application starts:
+	 * where keys live, the transactions they run in, how long a duplicate waits, and what
+	 * is kept of a response.
 	 */
-	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, IdempotencyMetrics metrics,
-			ProtocolResponses responses, ClaimMode defaultMode, Duration defaultLease, Duration defaultRetention,
-			Duration lockTimeout, AbandonedClaimPolicy defaultAbandonedClaimPolicy, long maxStoredBodySize,
-			long maxResponseSize, List<String> replayedHeaders, Collection<Integer> releasedClientErrors) {
-
-		ClaimMode mode(IdempotentEndpoint endpoint) {
-			return (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;
-		}
-
-		Duration lease(IdempotentEndpoint endpoint) {
-			return (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
-		}
-
-		Duration retention(IdempotentEndpoint endpoint) {
-			return (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
-		}
-
-		AbandonedClaimPolicy abandonedClaimPolicy(IdempotentEndpoint endpoint) {
-			return (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy;
-		}
-
+	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, PendingReleases releases,
+			LocalClaims localClaims, IdempotencyMetrics metrics, ProtocolResponses responses, Duration lockTimeout,
+			Duration lockAttemptTimeout, long maxStoredBodySize, long maxResponseSize, List<String> replayedHeaders,
+			Collection<Integer> releasedClientErrors) {
 	}
 
 }

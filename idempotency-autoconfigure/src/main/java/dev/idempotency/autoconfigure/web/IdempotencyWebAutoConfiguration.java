@@ -68,6 +68,8 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setDefaultLease(properties.getLease());
 		filter.setDefaultRetention(properties.getRetention());
 		filter.setLockTimeout(properties.getLockTimeout());
+		filter.setLockAttemptTimeout(properties.getLockAttemptTimeout());
+		filter.setMaxPendingReleases(properties.getMaxPendingReleases());
 		filter.setDefaultAbandonedClaimPolicy(properties.getAbandonedClaims());
 		filter.setMaxStoredBodySize(properties.getMaxStoredBodySize().toBytes());
 		filter.setMaxRequestBodySize(properties.getMaxRequestBodySize().toBytes());

@@ -57,6 +57,20 @@ public class IdempotencyWebProperties {
 	private Duration lockTimeout = IdempotencyFilter.DEFAULT_LOCK_TIMEOUT;
 
 	/**
+	 * Longest time a waiting single-transaction duplicate holds a database connection at
+	 * a time, while the request it waits for runs on another instance; between attempts
+	 * it holds none. A duplicate of a request of the same instance waits holding none.
+	 */
+	private Duration lockAttemptTimeout = IdempotencyFilter.DEFAULT_LOCK_ATTEMPT_TIMEOUT;
+
+	/**
+	 * Largest number of releases of two-phase claims that wait at once, retried in the
+	 * background, for the database to answer again. Past it, the claim of a failed
+	 * request stays until its lease ends.
+	 */
+	private int maxPendingReleases = IdempotencyFilter.DEFAULT_MAX_PENDING_RELEASES;
+
+	/**
 	 * What to do with a claim whose lease has expired: take it over and run the request,
 	 * or refuse with 409 for manual review.
 	 */
@@ -143,6 +157,22 @@ public class IdempotencyWebProperties {
 
 	public void setLockTimeout(Duration lockTimeout) {
 		this.lockTimeout = lockTimeout;
+	}
+
+	public Duration getLockAttemptTimeout() {
+		return this.lockAttemptTimeout;
+	}
+
+	public void setLockAttemptTimeout(Duration lockAttemptTimeout) {
+		this.lockAttemptTimeout = lockAttemptTimeout;
+	}
+
+	public int getMaxPendingReleases() {
+		return this.maxPendingReleases;
+	}
+
+	public void setMaxPendingReleases(int maxPendingReleases) {
+		this.maxPendingReleases = maxPendingReleases;
 	}
 
 	public AbandonedClaimPolicy getAbandonedClaims() {

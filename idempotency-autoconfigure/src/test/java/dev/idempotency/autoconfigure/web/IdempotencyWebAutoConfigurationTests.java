@@ -196,6 +196,20 @@ class IdempotencyWebAutoConfigurationTests {
 	}
 
 	@Test
+	void lockAttemptTimeoutProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.lock-attempt-timeout=50ms")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("lockAttemptTimeout", Duration.ofMillis(50)));
+	}
+
+	@Test
+	void maxPendingReleasesProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-pending-releases=7")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxPendingReleases", 7));
+	}
+
+	@Test
 	void abandonedClaimsProperty() {
 		this.contextRunner.withPropertyValues("idempotency.web.abandoned-claims=refuse")
 			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
