@@ -33,7 +33,7 @@ import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.HttpHeaders;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.DefaultTransactionDefinition;
+import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.util.Assert;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.HandlerMapping;
@@ -60,6 +60,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	// package-private, each do one thing:
 	// - IdempotentEndpoints: which @Idempotent handler serves a request (checked at
 	// startup)
+	// - HandlerTransactions: the transaction of each handler, from its @Transactional
 	// - RequestBodies: the body, read once, within its limit
 	// - RequestFingerprints: the fingerprint of method, route, query, media type and body
 	// - IdempotentExecution: claim, run in the transaction, complete, release
@@ -137,6 +138,8 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	private Duration lockAttemptTimeout = DEFAULT_LOCK_ATTEMPT_TIMEOUT;
 
 	private int maxPendingReleases = DEFAULT_MAX_PENDING_RELEASES;
+
+	private boolean validateExistingTransactions = true;
 
 	private AbandonedClaimPolicy defaultAbandonedClaimPolicy = AbandonedClaimPolicy.TAKE_OVER;
 
@@ -264,6 +267,19 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	public void setMaxPendingReleases(int maxPendingReleases) {
 		Assert.isTrue(maxPendingReleases >= 0, "maxPendingReleases must not be negative");
 		this.maxPendingReleases = maxPendingReleases;
+	}
+
+	/**
+	 * Set whether the transaction manager that the handlers run in refuses a
+	 * transactional method that joins a handler's transaction with an isolation level or
+	 * a read-only flag it does not have, rather than running it silently with those of
+	 * the handler's transaction. By default it does: the filter sets
+	 * {@link AbstractPlatformTransactionManager#setValidateExistingTransaction} on it,
+	 * for the whole application.
+	 * @param validateExistingTransactions whether to validate joining transactions
+	 */
+	public void setValidateExistingTransactions(boolean validateExistingTransactions) {
+		this.validateExistingTransactions = validateExistingTransactions;
 	}
 
 	/**
@@ -425,10 +441,13 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		PlatformTransactionManager transactionManager = StoreTransactions.find(this.transactionManager,
 				this.transactionManagerName, keys, this.applicationContext, first.name());
 		this.transactionManager = transactionManager;
+		HandlerTransactions handlerTransactions = new HandlerTransactions(this.applicationContext);
 		Map<IdempotentEndpoint, EndpointSettings> settings = new HashMap<>();
 		for (IdempotentEndpoint endpoint : endpoints.all()) {
-			settings.put(endpoint, endpointSettings(endpoint, transaction(endpoint)));
+			settings.put(endpoint,
+					endpointSettings(endpoint, handlerTransactions.definition(endpoint, transactionManager)));
 		}
+		validateExistingTransactions(transactionManager);
 		StoreTransactions transactions = new StoreTransactions(transactionManager, keys);
 		return new Prepared(endpoints,
 				new IdempotentExecution.Settings(this.store, transactions,
@@ -451,11 +470,31 @@ public class IdempotencyFilter extends OncePerRequestFilter
 				transaction);
 	}
 
-	private static TransactionDefinition transaction(IdempotentEndpoint endpoint) {
-		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
-				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-		definition.setName("@Idempotent " + endpoint.name());
-		return definition;
+	/**
+	 * A transactional method deeper down, such as a service's
+	 * {@code @Transactional(isolation = SERIALIZABLE)}, joins the handler's transaction,
+	 * which the library began before anyone could know what that method asks for. Spring
+	 * lets it join silently with a weaker isolation unless its transaction manager
+	 * validates existing transactions: then it refuses, and the request fails before any
+	 * of its work commits.
+	 */
+	private void validateExistingTransactions(PlatformTransactionManager transactionManager) {
+		if (!this.validateExistingTransactions) {
+			return;
+		}
+		if (transactionManager instanceof AbstractPlatformTransactionManager validating) {
+			if (!validating.isValidateExistingTransaction()) {
+				validating.setValidateExistingTransaction(true);
+				logger.info("Transaction manager " + transactionManager.getClass().getSimpleName()
+						+ " now refuses a transaction that joins an @Idempotent handler's with another isolation"
+						+ " level or read-only flag (idempotency.web.validate-existing-transactions)");
+			}
+		}
+		else {
+			logger.warn("Transaction manager " + transactionManager.getClass().getName() + " cannot be made to refuse"
+					+ " a transaction that joins an @Idempotent handler's with another isolation level: declare the"
+					+ " isolation on the handler");
+		}
 	}
 
 	@Override

@@ -77,8 +77,8 @@ final class IdempotentEndpoints {
 				}
 				String name = handlerMethod.getShortLogMessage();
 				checkReturnType(handlerMethod, name, classLoader);
-				this.endpoints.put(handlerMethod.getMethod(),
-						IdempotentEndpoint.of(name, handlerMethod.getMethod(), annotation));
+				this.endpoints.put(handlerMethod.getMethod(), IdempotentEndpoint.of(name, handlerMethod.getMethod(),
+						handlerMethod.getBeanType(), annotation));
 				Set<RequestMethod> declared = entry.getKey().getMethodsCondition().getMethods();
 				if (declared.isEmpty()) {
 					any = true;

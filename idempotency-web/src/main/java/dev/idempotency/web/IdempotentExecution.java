@@ -33,6 +33,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
+import org.springframework.transaction.IllegalTransactionStateException;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
 
@@ -138,8 +139,14 @@ final class IdempotentExecution {
 			throws ServletException, IOException {
 		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
 		this.settings.metrics().executed(IdempotencyMetrics.WEB);
-		runHandler(claim, target, chain, buffered);
-		Throwable failure = failure(target);
+		Throwable thrown = runHandler(claim, target, chain, buffered);
+		Throwable failure = (thrown != null) ? thrown : failure(target);
+		IllegalTransactionStateException incompatible = incompatibleTransaction(failure);
+		if (incompatible != null) {
+			claim.abandon();
+			responses().transactionIncompatible(this.request, this.response, this.match, incompatible, this.keyHash);
+			return;
+		}
 		int status = buffered.getStatus();
 		if (buffered.isOverflowed()) {
 			claim.abandon();
@@ -178,14 +185,21 @@ final class IdempotentExecution {
 		completeAndCommit(claim, stored, buffered);
 	}
 
-	private void runHandler(HeldClaim claim, IdempotentRequest target, FilterChain chain, BufferedResponse buffered)
-			throws ServletException, IOException {
+	/**
+	 * Run the handler into the buffered response.
+	 * @return an exception of the handler that the library answers itself, if any
+	 */
+	private @Nullable Throwable runHandler(HeldClaim claim, IdempotentRequest target, FilterChain chain,
+			BufferedResponse buffered) throws ServletException, IOException {
 		try {
 			chain.doFilter(target, buffered);
 		}
 		catch (ServletException | IOException | RuntimeException | Error ex) {
 			if (target.isAsyncRefused()) {
 				keepClaimForWorkElsewhere(claim);
+			}
+			else if (incompatibleTransaction(ex) != null) {
+				return ex;
 			}
 			if (!this.response.isCommitted()) {
 				this.response.reset();
@@ -198,6 +212,7 @@ final class IdempotentExecution {
 			throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
 					+ " returned an asynchronous result, which cannot be held until its transaction commits");
 		}
+		return null;
 	}
 
 	/**
@@ -258,6 +273,21 @@ final class IdempotentExecution {
 			failure = request.getAttribute(WebUtils.ERROR_EXCEPTION_ATTRIBUTE);
 		}
 		return (failure instanceof Throwable throwable) ? throwable : null;
+	}
+
+	/**
+	 * The refusal of a transactional method that the handler called to join the library's
+	 * transaction, whose isolation level or read-only flag it does not accept, if that is
+	 * how the handler failed.
+	 */
+	private static @Nullable IllegalTransactionStateException incompatibleTransaction(@Nullable Throwable failure) {
+		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+		for (Throwable cause = failure; cause != null && seen.add(cause); cause = cause.getCause()) {
+			if (cause instanceof IllegalTransactionStateException incompatible) {
+				return incompatible;
+			}
+		}
+		return null;
 	}
 
 	/**

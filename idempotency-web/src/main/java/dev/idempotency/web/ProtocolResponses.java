@@ -173,6 +173,21 @@ final class ProtocolResponses {
 				null);
 	}
 
+	void transactionIncompatible(HttpServletRequest request, HttpServletResponse response,
+			IdempotentEndpoints.Match match, Exception ex, String keyHash) throws IOException {
+		log.error("A transactional method of the handler of key " + keyHash + " refused to join the transaction"
+				+ " that the library runs the handler in, whose isolation level or read-only flag differs from what"
+				+ " it declares; nothing was done and the key is released. Declare the same on the @Idempotent"
+				+ " handler, for example @Transactional(isolation = SERIALIZABLE), so that the library begins its"
+				+ " transaction with it", ex);
+		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR,
+				IdempotencyProblemTypes.TRANSACTION_INCOMPATIBLE, "Transaction incompatible",
+				"Part of this operation asked for a transaction (an isolation level or a read-only flag) other"
+						+ " than the one the operation runs in, so nothing was done. The operation must declare it"
+						+ " itself, for example with @Transactional(isolation = SERIALIZABLE) on its handler.",
+				null);
+	}
+
 	/**
 	 * Give an error that the handler only signalled ({@code response.sendError}) a body
 	 * of its own, so that it can be stored and replayed byte for byte.

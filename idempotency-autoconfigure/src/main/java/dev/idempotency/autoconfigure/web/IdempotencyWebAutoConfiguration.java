@@ -70,6 +70,7 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setLockTimeout(properties.getLockTimeout());
 		filter.setLockAttemptTimeout(properties.getLockAttemptTimeout());
 		filter.setMaxPendingReleases(properties.getMaxPendingReleases());
+		filter.setValidateExistingTransactions(properties.isValidateExistingTransactions());
 		filter.setDefaultAbandonedClaimPolicy(properties.getAbandonedClaims());
 		filter.setMaxStoredBodySize(properties.getMaxStoredBodySize().toBytes());
 		filter.setMaxRequestBodySize(properties.getMaxRequestBodySize().toBytes());

@@ -71,6 +71,14 @@ public class IdempotencyWebProperties {
 	private int maxPendingReleases = IdempotencyFilter.DEFAULT_MAX_PENDING_RELEASES;
 
 	/**
+	 * Whether the transaction manager of the keys refuses a transactional method that
+	 * joins an @Idempotent handler's transaction with another isolation level or
+	 * read-only flag, instead of running it silently with the handler's. Applies to the
+	 * whole application.
+	 */
+	private boolean validateExistingTransactions = true;
+
+	/**
 	 * What to do with a claim whose lease has expired: take it over and run the request,
 	 * or refuse with 409 for manual review.
 	 */
@@ -173,6 +181,14 @@ public class IdempotencyWebProperties {
 
 	public void setMaxPendingReleases(int maxPendingReleases) {
 		this.maxPendingReleases = maxPendingReleases;
+	}
+
+	public boolean isValidateExistingTransactions() {
+		return this.validateExistingTransactions;
+	}
+
+	public void setValidateExistingTransactions(boolean validateExistingTransactions) {
+		this.validateExistingTransactions = validateExistingTransactions;
 	}
 
 	public AbandonedClaimPolicy getAbandonedClaims() {

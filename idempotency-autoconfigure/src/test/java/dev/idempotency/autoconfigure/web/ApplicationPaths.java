@@ -94,10 +94,18 @@ class ApplicationPaths {
 
 		private final JdbcTemplate jdbc;
 
-		volatile CountDownLatch bothRead = new CountDownLatch(0);
+		private volatile CountDownLatch bothRead = new CountDownLatch(0);
 
 		AccountService(JdbcTemplate jdbc) {
 			this.jdbc = jdbc;
+		}
+
+		/**
+		 * Make the next debits wait for each other after reading the balance. Called
+		 * through the proxy, so that the bean itself has the latch.
+		 */
+		public void expectConcurrentDebits(int debits) {
+			this.bothRead = new CountDownLatch(debits);
 		}
 
 		@Transactional(isolation = Isolation.SERIALIZABLE)

@@ -275,6 +275,39 @@ class IdempotencyWebAutoConfigurationTests {
 	}
 
 	@Test
+	void refusesToStartWithAReadOnlyTransactionalIdempotentHandler() {
+		this.contextRunner.withUserConfiguration(ReadOnlyController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("ReadOnlyController#create")
+				.hasMessageContaining("read-only")
+				.hasMessageContaining("stores its key in that transaction"));
+	}
+
+	@Test
+	void refusesToStartWithAnIdempotentHandlerWhoseTransactionWouldNotBeTheLibrarys() {
+		this.contextRunner.withUserConfiguration(RequiresNewController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("RequiresNewController#create")
+				.hasMessageContaining("REQUIRES_NEW")
+				.hasMessageContaining("would commit apart from its key"));
+	}
+
+	@Test
+	void theTransactionManagerOfTheKeysValidatesTheTransactionsThatJoinTheLibrarys() {
+		this.contextRunner.withUserConfiguration(SyncController.class)
+			.run((context) -> assertThat(context.getBean(DataSourceTransactionManager.class))
+				.hasFieldOrPropertyWithValue("validateExistingTransaction", true));
+	}
+
+	@Test
+	void validateExistingTransactionsProperty() {
+		this.contextRunner.withUserConfiguration(SyncController.class)
+			.withPropertyValues("idempotency.web.validate-existing-transactions=false")
+			.run((context) -> assertThat(context.getBean(DataSourceTransactionManager.class))
+				.hasFieldOrPropertyWithValue("validateExistingTransaction", false));
+	}
+
+	@Test
 	void refusesToStartWithAnIdempotentHandlerAndNoTransactionManager() {
 		this.withoutTransactionManager.withUserConfiguration(SyncController.class)
 			.run((context) -> assertThat(context).getFailure()
@@ -511,6 +544,33 @@ class IdempotencyWebAutoConfigurationTests {
 		@Idempotent
 		org.springframework.http.ResponseEntity<DeferredResult<String>> create() {
 			return org.springframework.http.ResponseEntity.ok(new DeferredResult<>());
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class ReadOnlyController {
+
+		@PostMapping("/read-only")
+		@Idempotent
+		@org.springframework.transaction.annotation.Transactional(readOnly = true)
+		public String create() {
+			return "ok";
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class RequiresNewController {
+
+		@PostMapping("/requires-new")
+		@Idempotent
+		@org.springframework.transaction.annotation.Transactional(
+				propagation = org.springframework.transaction.annotation.Propagation.REQUIRES_NEW)
+		public String create() {
+			return "ok";
 		}
 
 	}
