@@ -19,8 +19,12 @@ import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -35,7 +39,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.util.Assert;
-import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.filter.GenericFilterBean;
 import org.springframework.web.servlet.HandlerMapping;
 
 /**
@@ -48,12 +52,17 @@ import org.springframework.web.servlet.HandlerMapping;
  * <p>
  * Requests to other handlers pass through untouched. The filter finds the handler through
  * the application's {@link HandlerMapping}s, and checks every annotated method when the
- * application context starts.
+ * application context starts. Register it for the {@code REQUEST}, {@code FORWARD},
+ * {@code INCLUDE} and {@code ASYNC} dispatcher types: a forward or an asynchronous
+ * dispatch to an {@code @Idempotent} handler gets the protocol like a request, unless it
+ * happens within a request that already has it; an include of one is refused, since an
+ * included response cannot be replayed; an error dispatch, which renders the outcome of
+ * the request it belongs to, never gets the protocol.
  * <p>
  * The filter reads its settings once, when it checks the handlers: set them before the
  * application context starts.
  */
-public class IdempotencyFilter extends OncePerRequestFilter
+public class IdempotencyFilter extends GenericFilterBean
 		implements ApplicationContextAware, SmartInitializingSingleton {
 
 	// The filter holds the configuration and reads what identifies a request; the parts,
@@ -114,6 +123,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	public static final Set<Integer> DEFAULT_RELEASED_CLIENT_ERRORS = Set.of(401, 403, 408, 423, 425, 429);
 
 	private static final List<String> ALWAYS_REPLAYED = List.of(HttpHeaders.LOCATION, HttpHeaders.ETAG);
+
+	/**
+	 * The request attribute that marks a request under the protocol, so that a dispatch
+	 * within it (a forward of its handler) does not claim again.
+	 */
+	private static final String EXECUTING_ATTRIBUTE = IdempotencyFilter.class.getName() + ".EXECUTING";
 
 	private final IdempotencyKeyStore store;
 
@@ -498,15 +513,40 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	}
 
 	@Override
-	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+	public void doFilter(ServletRequest servletRequest, ServletResponse servletResponse, FilterChain chain)
 			throws ServletException, IOException {
+		if (!(servletRequest instanceof HttpServletRequest request)
+				|| !(servletResponse instanceof HttpServletResponse response) || isPartOfAnother(servletRequest)) {
+			chain.doFilter(servletRequest, servletResponse);
+			return;
+		}
 		Prepared prepared = prepared();
 		IdempotentEndpoints.Match match = prepared.endpoints().find(request);
 		if (match == null) {
 			chain.doFilter(request, response);
 			return;
 		}
-		serve(request, response, chain, match, prepared);
+		if (request.getDispatcherType() == DispatcherType.INCLUDE) {
+			throw new ServletException("@Idempotent handler " + match.endpoint().name() + " cannot be included:"
+					+ " an included response cannot be replayed. Forward to it, or request it directly.");
+		}
+		request.setAttribute(EXECUTING_ATTRIBUTE, Boolean.TRUE);
+		try {
+			serve(request, response, chain, match, prepared);
+		}
+		finally {
+			request.removeAttribute(EXECUTING_ATTRIBUTE);
+		}
+	}
+
+	/**
+	 * Whether a dispatch belongs to a request that is already answered otherwise: within
+	 * the execution of an {@code @Idempotent} handler (its forwards and includes), or
+	 * rendering an error (an error dispatch, and what it forwards to).
+	 */
+	private static boolean isPartOfAnother(ServletRequest request) {
+		return request.getAttribute(EXECUTING_ATTRIBUTE) != null || request.getDispatcherType() == DispatcherType.ERROR
+				|| request.getAttribute(RequestDispatcher.ERROR_REQUEST_URI) != null;
 	}
 
 	private void serve(HttpServletRequest request, HttpServletResponse response, FilterChain chain,

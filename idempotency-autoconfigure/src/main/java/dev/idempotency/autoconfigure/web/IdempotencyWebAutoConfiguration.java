@@ -13,6 +13,7 @@ import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
+import jakarta.servlet.DispatcherType;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -120,6 +121,10 @@ public final class IdempotencyWebAutoConfiguration {
 			IdempotencyWebProperties properties) {
 		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setOrder(properties.getFilterOrder());
+		// A forward or an asynchronous dispatch to a handler gets the protocol too, and
+		// an include of one is refused; an error dispatch never gets it.
+		registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.FORWARD, DispatcherType.INCLUDE,
+				DispatcherType.ASYNC);
 		return registration;
 	}
 

@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -16,6 +17,7 @@ import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.Idempotent;
+import jakarta.servlet.DispatcherType;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -66,6 +68,8 @@ class IdempotencyWebAutoConfigurationTests {
 					FilterRegistrationBean.class);
 			assertThat(registration.getFilter()).isSameAs(context.getBean(IdempotencyFilter.class));
 			assertThat(registration.getOrder()).isEqualTo(IdempotencyWebProperties.DEFAULT_FILTER_ORDER);
+			assertThat(registration).hasFieldOrPropertyWithValue("dispatcherTypes", EnumSet.of(DispatcherType.REQUEST,
+					DispatcherType.FORWARD, DispatcherType.INCLUDE, DispatcherType.ASYNC));
 			assertThat(context.getBean(IdempotencyFilter.class))
 				.hasFieldOrPropertyWithValue("defaultMode", ClaimMode.TWO_PHASE)
 				.hasFieldOrPropertyWithValue("defaultLease", IdempotencyFilter.DEFAULT_LEASE)
