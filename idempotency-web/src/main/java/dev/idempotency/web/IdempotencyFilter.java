@@ -318,9 +318,11 @@ public class IdempotencyFilter extends GenericFilterBean
 
 	/**
 	 * Set the largest request body that is read into memory for the fingerprint. A
-	 * request with a larger body gets a 413 problem, before its key is claimed. Form and
-	 * multipart bodies are parsed by the servlet container, under its own limits, and
-	 * uploaded files are never held in memory by the filter.
+	 * request with a larger body gets a 413 problem, before its key is claimed, whatever
+	 * its media type. Multipart bodies, and forms that the servlet container parses
+	 * (Tomcat, for POST) or Spring's {@code FormContentFilter} parses (PUT, PATCH), are
+	 * parsed under their limits, and uploaded files are never held in memory by the
+	 * filter.
 	 * @param maxRequestBodySize the limit in bytes
 	 */
 	public void setMaxRequestBodySize(long maxRequestBodySize) {
@@ -572,11 +574,16 @@ public class IdempotencyFilter extends GenericFilterBean
 		String scope = this.scopeResolver.resolve(request);
 		Assert.state(scope != null, "The scope resolver returned null");
 		byte[] body = null;
-		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
-			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
+		if (!RequestBodies.isMultipart(request.getContentType())) {
+			body = RequestBodies.readUnparsed(request, (int) this.maxRequestBodySize);
 			if (body == null) {
 				responses.requestTooLarge(request, response, match, this.maxRequestBodySize);
 				return;
+			}
+			if (body.length == 0 && RequestBodies.isForm(request.getContentType())) {
+				// The container parsed the form, or there is none: the parameters
+				// stand for it.
+				body = null;
 			}
 		}
 		String fingerprint;

@@ -92,8 +92,8 @@ public class IdempotencyWebProperties {
 
 	/**
 	 * Largest request body read into memory for the fingerprint. A larger body gets a 413
-	 * problem before its key is claimed. Form and multipart bodies are parsed by the
-	 * servlet container under its own limits.
+	 * problem before its key is claimed. Multipart bodies, and forms that the servlet
+	 * container parses, are parsed by it under its own limits.
 	 */
 	private DataSize maxRequestBodySize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_REQUEST_BODY_SIZE);
 
