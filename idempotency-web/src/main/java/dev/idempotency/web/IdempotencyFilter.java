@@ -122,7 +122,14 @@ public class IdempotencyFilter extends GenericFilterBean
 	 */
 	public static final Set<Integer> DEFAULT_RELEASED_CLIENT_ERRORS = Set.of(401, 403, 408, 423, 425, 429);
 
-	private static final List<String> ALWAYS_REPLAYED = List.of(HttpHeaders.LOCATION, HttpHeaders.ETAG);
+	/**
+	 * Replayed with every stored response: the headers that say what its bytes are
+	 * (representation metadata and validators) and where it points.
+	 */
+	private static final List<String> ALWAYS_REPLAYED = List.of(HttpHeaders.CONTENT_ENCODING,
+			HttpHeaders.CONTENT_LANGUAGE, HttpHeaders.CONTENT_LOCATION, HttpHeaders.CONTENT_DISPOSITION,
+			HttpHeaders.CONTENT_RANGE, "Content-Digest", "Repr-Digest", HttpHeaders.LOCATION, HttpHeaders.ETAG,
+			HttpHeaders.LAST_MODIFIED);
 
 	/**
 	 * The request attribute that marks a request under the protocol, so that a dispatch
@@ -345,8 +352,11 @@ public class IdempotencyFilter extends GenericFilterBean
 	}
 
 	/**
-	 * Set the headers replayed besides {@code Content-Type}, {@code Location} and
-	 * {@code ETag}.
+	 * Set the headers replayed besides {@code Content-Type}, the other representation
+	 * headers ({@code Content-Encoding}, {@code Content-Language},
+	 * {@code Content-Location}, {@code Content-Disposition}, {@code Content-Range},
+	 * {@code Content-Digest}, {@code Repr-Digest}), {@code Location}, {@code ETag} and
+	 * {@code Last-Modified}.
 	 * @param headers the header names
 	 */
 	public void setReplayedHeaders(Collection<String> headers) {

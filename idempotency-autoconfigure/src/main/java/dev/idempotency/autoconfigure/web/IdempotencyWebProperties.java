@@ -105,7 +105,9 @@ public class IdempotencyWebProperties {
 	private DataSize maxResponseSize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_RESPONSE_SIZE);
 
 	/**
-	 * Response headers replayed besides Content-Type, Location and ETag.
+	 * Response headers replayed besides Content-Type, the other representation headers
+	 * (Content-Encoding, Content-Language, Content-Location, Content-Disposition,
+	 * Content-Range, Content-Digest, Repr-Digest), Location, ETag and Last-Modified.
 	 */
 	private List<String> replayedHeaders = new ArrayList<>();
 

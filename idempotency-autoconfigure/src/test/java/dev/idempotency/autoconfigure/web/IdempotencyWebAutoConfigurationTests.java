@@ -244,8 +244,11 @@ class IdempotencyWebAutoConfigurationTests {
 	@Test
 	void replayedHeadersProperty() {
 		this.contextRunner.withPropertyValues("idempotency.web.replayed-headers=X-Request-Id,Content-Length")
-			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
-				.hasFieldOrPropertyWithValue("replayedHeaders", List.of("Location", "ETag", "X-Request-Id")));
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class)).hasFieldOrPropertyWithValue(
+					"replayedHeaders",
+					List.of("Content-Encoding", "Content-Language", "Content-Location", "Content-Disposition",
+							"Content-Range", "Content-Digest", "Repr-Digest", "Location", "ETag", "Last-Modified",
+							"X-Request-Id")));
 	}
 
 	@Test
