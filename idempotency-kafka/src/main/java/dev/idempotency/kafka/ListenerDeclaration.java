@@ -48,9 +48,12 @@ final class ListenerDeclaration {
 
 	private final boolean replies;
 
-	private ListenerDeclaration(List<KafkaListener> listeners, @Nullable Boolean batch, Set<String> batchAttributes,
-			@Nullable String group, boolean transactional, boolean replies) {
+	private final boolean classLevel;
+
+	private ListenerDeclaration(List<KafkaListener> listeners, boolean classLevel, @Nullable Boolean batch,
+			Set<String> batchAttributes, @Nullable String group, boolean transactional, boolean replies) {
 		this.listeners = listeners;
+		this.classLevel = classLevel;
 		this.batch = batch;
 		this.batchAttributes = batchAttributes;
 		this.group = group;
@@ -67,7 +70,8 @@ final class ListenerDeclaration {
 			ListenerSignature signature) {
 		List<KafkaListener> listeners = List
 			.copyOf(AnnotatedElementUtils.findMergedRepeatableAnnotations(method, KafkaListener.class));
-		if (listeners.isEmpty() && AnnotatedElementUtils.hasAnnotation(method, KafkaHandler.class)) {
+		boolean classLevel = listeners.isEmpty() && AnnotatedElementUtils.hasAnnotation(method, KafkaHandler.class);
+		if (classLevel) {
 			listeners = List
 				.copyOf(AnnotatedElementUtils.findMergedRepeatableAnnotations(targetClass, KafkaListener.class));
 		}
@@ -102,7 +106,7 @@ final class ListenerDeclaration {
 		Boolean batch = (unknown || batches.isEmpty()) ? null : batches.iterator().next();
 		boolean replies = AnnotatedElementUtils.hasAnnotation(method, SendTo.class)
 				|| AnnotatedElementUtils.hasAnnotation(targetClass, SendTo.class);
-		return new ListenerDeclaration(listeners, batch, batchAttributes, group, transactional, replies);
+		return new ListenerDeclaration(listeners, classLevel, batch, batchAttributes, group, transactional, replies);
 	}
 
 	/**
@@ -144,8 +148,13 @@ final class ListenerDeclaration {
 		return this.replies;
 	}
 
-	boolean isKafkaListener() {
-		return !this.listeners.isEmpty();
+	/**
+	 * Whether the listener is a {@code @KafkaHandler} of a class-level
+	 * {@code @KafkaListener}, to which spring-kafka hands a batch as a list of converted
+	 * payloads.
+	 */
+	boolean isClassLevel() {
+		return this.classLevel;
 	}
 
 	private static @Nullable KafkaListenerContainerFactory<?> containerFactory(KafkaListener listener,

@@ -87,6 +87,12 @@ final class ListenerMethod {
 			return signature.takesOnlyBatches();
 		}
 		if (declared) {
+			if (declaration.isClassLevel() && signature.takesList()
+					&& signature.getDataKind() != ListenerSignature.DataKind.PAYLOAD) {
+				throw signature.invalid("a class-level @KafkaListener hands a batch to its @KafkaHandler as a list of "
+						+ "converted payloads, never as records or messages: take a List of payloads and "
+						+ "@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS), or put @KafkaListener on the method");
+			}
 			// A record signature in a batch container receives one record per call (a
 			// BatchToRecordAdapter), or fails in spring-kafka before it is invoked.
 			return signature.takesList();
@@ -112,7 +118,7 @@ final class ListenerMethod {
 				&& this.signature.headerIndex(KafkaHeaders.RECEIVED_PARTITION) >= 0
 				&& this.signature.headerIndex(KafkaHeaders.OFFSET) >= 0;
 		boolean converted = this.signature.headerIndex(KafkaHeaders.BATCH_CONVERTED_HEADERS) >= 0;
-		if (this.ids.isPosition() && !positions && !(this.batch && converted)) {
+		if (this.ids.isPosition() && !positions) {
 			throw this.signature.invalid("useTopicPartitionOffset needs the record position: take a ConsumerRecord "
 					+ "or a Message, or add @Header(KafkaHeaders.RECEIVED_TOPIC), "
 					+ "@Header(KafkaHeaders.RECEIVED_PARTITION) and @Header(KafkaHeaders.OFFSET) arguments");
@@ -124,10 +130,11 @@ final class ListenerMethod {
 						: "a payload needs @Header(\"" + this.ids.getHeaderName() + "\")")
 						+ " to read the event id; or take ConsumerRecord or Message, or set eventId to an expression");
 		}
-		if (this.batch && declaration.isTransactional() && !positions && !converted) {
+		if (this.batch && declaration.isTransactional() && !positions) {
 			throw this.signature.invalid("in a container with a transaction manager, a record of a batch that "
 					+ "cannot be processed is recovered by the library, which needs the record's position: add "
-					+ "@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS) List<Map<String, Object>> headers");
+					+ "@Header(KafkaHeaders.RECEIVED_TOPIC) List<String>, @Header(KafkaHeaders.RECEIVED_PARTITION) "
+					+ "List<Integer> and @Header(KafkaHeaders.OFFSET) List<Long> arguments, or take the records");
 		}
 	}
 

@@ -234,21 +234,24 @@ final class ListenerSignature {
 	}
 
 	/**
-	 * Return the converted headers of a payload of a batch, or the position headers the
-	 * listener takes.
+	 * Return the headers of a payload of a batch (its converted headers, which hold the
+	 * record's own headers) with the position headers the listener takes (topic,
+	 * partition, offset, key, timestamp), which spring-kafka passes as lists of their
+	 * own.
 	 */
-	@Nullable Map<String, ?> payloadHeaders(@Nullable Object[] arguments, int index) {
+	Map<String, @Nullable Object> payloadHeaders(@Nullable Object[] arguments, int index) {
+		Map<String, @Nullable Object> headers = new HashMap<>();
 		if (header(arguments, KafkaHeaders.BATCH_CONVERTED_HEADERS, index) instanceof Map<?, ?> converted) {
-			@SuppressWarnings("unchecked")
-			Map<String, ?> headers = (Map<String, ?>) converted;
-			return headers;
+			converted.forEach((name, value) -> headers.put(String.valueOf(name), value));
 		}
-		Map<String, @Nullable Object> positions = new HashMap<>();
 		for (String name : List.of(KafkaHeaders.RECEIVED_TOPIC, KafkaHeaders.RECEIVED_PARTITION, KafkaHeaders.OFFSET,
 				KafkaHeaders.RECEIVED_KEY, KafkaHeaders.RECEIVED_TIMESTAMP)) {
-			positions.put(name, header(arguments, name, index));
+			Object value = header(arguments, name, index);
+			if (value != null) {
+				headers.put(name, value);
+			}
 		}
-		return positions;
+		return headers;
 	}
 
 	@Nullable Object header(@Nullable Object[] arguments, String name, int index) {

@@ -27,10 +27,13 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.kafka.annotation.EnableKafka;
+import org.springframework.kafka.annotation.KafkaHandler;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.kafka.transaction.KafkaTransactionManager;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.SendTo;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
@@ -93,6 +96,19 @@ class ListenerStartupTests {
 	@Test
 	void convertedBatchHeadersOnARecordContainerFailTheStartup() {
 		assertStartupFails(List.of(Store.class, ConvertedHeadersOnRecordContainer.class), "it takes a batch");
+	}
+
+	@Test
+	void aBatchOfPayloadsInAKafkaTransactionalContainerWithoutTheRecordsPositionsFailsTheStartup() {
+		assertStartupFails(List.of(Store.class, TransactionalBatchFactory.class, PayloadsWithoutPositions.class),
+				"is recovered by the library, which needs the record's position",
+				"@Header(KafkaHeaders.RECEIVED_TOPIC) List<String>");
+	}
+
+	@Test
+	void aClassLevelBatchListenerWhoseHandlerTakesRecordsFailsTheStartup() {
+		assertStartupFails(List.of(Store.class, ClassLevelRecords.class),
+				"a class-level @KafkaListener hands a batch to its @KafkaHandler as a list of converted payloads");
 	}
 
 	@Test
@@ -217,6 +233,47 @@ class ListenerStartupTests {
 		@Bean
 		DataSourceTransactionManager otherTransactionManager() {
 			return new DataSourceTransactionManager(new SimpleDriverDataSource());
+		}
+
+	}
+
+	/**
+	 * A batch container factory in Kafka transactions.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class TransactionalBatchFactory {
+
+		@Bean
+		ConcurrentKafkaListenerContainerFactory<String, String> transactionalBatchFactory() {
+			DefaultKafkaProducerFactory<String, String> producers = new DefaultKafkaProducerFactory<>(
+					Map.of("bootstrap.servers", "localhost:1"));
+			producers.setTransactionIdPrefix("startup-");
+			ConcurrentKafkaListenerContainerFactory<String, String> factory = new ConcurrentKafkaListenerContainerFactory<>();
+			factory.setConsumerFactory(new DefaultKafkaConsumerFactory<>(Map.of("bootstrap.servers", "localhost:1")));
+			factory.setBatchListener(true);
+			factory.setAutoStartup(false);
+			factory.getContainerProperties().setKafkaAwareTransactionManager(new KafkaTransactionManager<>(producers));
+			return factory;
+		}
+
+	}
+
+	static class PayloadsWithoutPositions {
+
+		@KafkaListener(topics = "events", groupId = "payloads", containerFactory = "transactionalBatchFactory")
+		@IdempotentListener
+		void on(List<String> payloads,
+				@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS) List<Map<String, Object>> headers) {
+		}
+
+	}
+
+	@KafkaListener(topics = "events", groupId = "class-level", batch = "true")
+	static class ClassLevelRecords {
+
+		@KafkaHandler
+		@IdempotentListener
+		void on(List<ConsumerRecord<String, String>> records) {
 		}
 
 	}
