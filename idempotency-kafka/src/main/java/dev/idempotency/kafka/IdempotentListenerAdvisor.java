@@ -126,9 +126,9 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	 * the container: in a batch whose container runs a transaction, a record without an
 	 * event id or one the listener reports failed with a
 	 * {@code BatchListenerFailedException} (the after-rollback processor could only
-	 * deliver the whole batch again, for ever). Defaults to the application's only
-	 * {@link ConsumerRecordRecoverer} bean (a {@code DeadLetterPublishingRecoverer}, for
-	 * example), or else to logging the record at ERROR.
+	 * deliver the whole batch again, for ever). Defaults to the application's only (or
+	 * primary) {@link ConsumerRecordRecoverer} bean (a {@code DeadLetterPublishingRecoverer},
+	 * for example), or else to logging the record at ERROR.
 	 * @param recoverer the recoverer
 	 */
 	public void setRecoverer(ConsumerRecordRecoverer recoverer) {

@@ -149,7 +149,7 @@ final class ListenerInfrastructure {
 
 	/**
 	 * Return the recoverer of the records the library recovers itself: the one set, the
-	 * application's only {@link ConsumerRecordRecoverer} bean (a
+	 * application's only (or primary) {@link ConsumerRecordRecoverer} bean (a
 	 * {@code DeadLetterPublishingRecoverer}, for example), or one that logs the record.
 	 */
 	ConsumerRecordRecoverer recoverer() {
