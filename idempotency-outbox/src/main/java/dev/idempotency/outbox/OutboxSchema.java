@@ -1,8 +1,10 @@
 package dev.idempotency.outbox;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.core.jdbc.ExpectedTable;
 import dev.idempotency.core.jdbc.RetentionTarget;
 
 import org.springframework.util.Assert;
@@ -10,9 +12,7 @@ import org.springframework.util.Assert;
 /**
  * The schema of the outbox table: the script for {@code initialize-schema}, its
  * placeholders, and the retention of published rows. The Flyway migration
- * {@code V1_0_0_3__outbox.sql} under
- * {@link dev.idempotency.core.jdbc.SchemaScripts#FLYWAY_LOCATION} creates the same table
- * under its default name.
+ * {@code V1_0_0_3__outbox.sql} under {@value #FLYWAY_LOCATION} creates the same table.
  */
 public final class OutboxSchema {
 
@@ -21,6 +21,18 @@ public final class OutboxSchema {
 
 	/** The Liquibase changelog of the outbox table, on the class path. */
 	public static final String CHANGELOG = "db/idempotency/liquibase/idempotency-outbox.xml";
+
+	/**
+	 * The Flyway location of the outbox migrations; {@code {vendor}} is the database
+	 * ({@code postgresql}). See {@link dev.idempotency.core.jdbc.SchemaScripts} for their
+	 * history table.
+	 */
+	public static final String FLYWAY_LOCATION = "classpath:db/idempotency/flyway/{vendor}/outbox";
+
+	/** The columns of the outbox table that the outbox and its relay use. */
+	public static final List<String> COLUMNS = List.of("id", "destination", "message_key", "payload", "headers",
+			"event_id", "event_type", "idempotency_key", "status", "attempts", "attempts_before_redrive",
+			"available_at", "locked_until", "locked_by", "created_at", "published_at", "last_error");
 
 	private OutboxSchema() {
 	}
@@ -33,6 +45,16 @@ public final class OutboxSchema {
 	 */
 	public static Map<String, String> tables(String table) {
 		return Map.of("outbox", table);
+	}
+
+	/**
+	 * The outbox table with the columns the outbox and its relay use, for a check at
+	 * startup.
+	 * @param table the outbox table
+	 * @return the expected table
+	 */
+	public static ExpectedTable expectedTable(String table) {
+		return new ExpectedTable(table, COLUMNS);
 	}
 
 	/**

@@ -2,6 +2,9 @@ package dev.idempotency.test;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
@@ -28,6 +31,27 @@ class TestDatabaseTests {
 			.isThrownBy(
 					() -> TestDatabase.external("jdbc:postgresql://127.0.0.1:1/none?connectTimeout=2", "postgres", ""))
 			.withMessageContaining(TestDatabase.URL_VARIABLE);
+	}
+
+	@Test
+	void theEmbeddedServerIsTheMajorVersionOfTheServersOfCiAndConnectsAsTheUserATestNames() {
+		TestDatabase embedded = TestDatabase.get().isEmbedded() ? TestDatabase.get() : TestDatabase.startEmbedded();
+		JdbcTemplate admin = new JdbcTemplate(embedded.dataSource());
+		// .ci/run tests against PostgreSQL 15; without a server, the same major
+		// version, so that both paths see the same server behaviour.
+		assertThat(admin.queryForObject("SHOW server_version_num", Integer.class) / 10000).isEqualTo(15);
+		try (TestSchema schema = embedded.createSchema("embedded_role")) {
+			String role = schema.getName() + "_user";
+			admin.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'secret'");
+			try {
+				JdbcTemplate asRole = new JdbcTemplate(
+						new SimpleDriverDataSource(new org.postgresql.Driver(), schema.getJdbcUrl(), role, "secret"));
+				assertThat(asRole.queryForObject("SELECT current_user", String.class)).isEqualTo(role);
+			}
+			finally {
+				admin.execute("DROP ROLE " + role);
+			}
+		}
 	}
 
 }

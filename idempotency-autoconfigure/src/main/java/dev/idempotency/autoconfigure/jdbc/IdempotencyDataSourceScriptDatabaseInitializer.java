@@ -11,6 +11,7 @@ import java.util.Map;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.jdbc.SchemaScripts;
 
 import org.springframework.boot.jdbc.DatabaseDriver;
@@ -94,7 +95,10 @@ public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceSc
 			populate(populator);
 		}
 		catch (ScriptException ex) {
-			throw new IllegalStateException(failure(descriptions, ex), ex);
+			throw new IdempotencyConfigurationException(failure(descriptions, ex),
+					"When Flyway, Liquibase or a DBA owns the tables, or the application's database user may not"
+							+ " run DDL, create them that way and set idempotency.jdbc.initialize-schema=never.",
+					ex);
 		}
 	}
 
@@ -149,9 +153,7 @@ public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceSc
 		}
 		return "Could not create the tables " + this.tables.values() + " from " + scripts
 				+ ((user != null) ? " as database user '" + user + "'" : "") + ": "
-				+ NestedExceptionUtils.getMostSpecificCause(ex).getMessage()
-				+ ". When Flyway, Liquibase or a DBA owns the tables, or the application's database user may not"
-				+ " run DDL, create them that way and set idempotency.jdbc.initialize-schema=never.";
+				+ NestedExceptionUtils.getMostSpecificCause(ex).getMessage() + ".";
 	}
 
 }

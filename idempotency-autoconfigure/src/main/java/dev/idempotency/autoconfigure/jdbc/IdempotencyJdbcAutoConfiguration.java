@@ -7,30 +7,46 @@ import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
+import org.flywaydb.core.Flyway;
 
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.sql.autoconfigure.init.OnDatabaseInitializationCondition;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Auto-configuration of the idempotency key store, the processed-event store and their
- * schema, on the application's {@link DataSource}.
+ * schema, on the application's {@link DataSource}: the schema script, or the library's
+ * Flyway migrations with their own history table when the application has Flyway, a check
+ * at startup that every table has the columns its store uses, and one line in the log
+ * that says which features are on.
  */
-@AutoConfiguration(after = { DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class })
+@AutoConfiguration(after = { DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class },
+		afterName = "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration")
 @ConditionalOnClass({ JdbcIdempotencyKeyStore.class, JdbcTemplate.class })
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(IdempotencyJdbcProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public final class IdempotencyJdbcAutoConfiguration {
+
+	/** The name of the schema of idempotency-core. */
+	public static final String CORE_MODULE = "idempotency-core";
+
+	private static final String FLYWAY_MIGRATIONS_BEAN = "idempotencyFlywayMigrations";
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyKeyStore.class)
@@ -47,8 +63,18 @@ public final class IdempotencyJdbcAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyCoreSchema")
+	IdempotencySchema idempotencyCoreSchema(IdempotencyJdbcProperties properties) {
+		String keys = properties.qualify(properties.getIdempotencyKeyTable());
+		String events = properties.qualify(properties.getProcessedEventTable());
+		return new IdempotencySchema(CORE_MODULE, SchemaScripts.coreExpectedTables(keys, events),
+				SchemaScripts.CORE_FLYWAY_LOCATION, SchemaScripts.CORE_CHANGELOG,
+				SchemaScripts.migrationPlaceholders(SchemaScripts.coreTables(keys, events)));
+	}
+
+	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyDataSourceScriptDatabaseInitializer")
-	@Conditional(OnIdempotencyDatabaseInitializationCondition.class)
+	@Conditional(OnIdempotencySchemaScriptCondition.class)
 	IdempotencyDataSourceScriptDatabaseInitializer idempotencyDataSourceScriptDatabaseInitializer(DataSource dataSource,
 			IdempotencyJdbcProperties properties) {
 		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, properties, properties.getSchema(),
@@ -56,10 +82,29 @@ public final class IdempotencyJdbcAutoConfiguration {
 						properties.qualify(properties.getProcessedEventTable())));
 	}
 
+	@Bean
+	@ConditionalOnBooleanProperty(name = "idempotency.jdbc.verify-schema", matchIfMissing = true)
+	IdempotencySchemaVerifier idempotencySchemaVerifier(DataSource dataSource,
+			ObjectProvider<IdempotencySchema> schemas, IdempotencyJdbcProperties properties,
+			ListableBeanFactory beanFactory) {
+		boolean migrated = beanFactory.containsBean(FLYWAY_MIGRATIONS_BEAN);
+		return new IdempotencySchemaVerifier(dataSource, schemas.orderedStream().toList(), properties,
+				migrated ? properties.getFlyway().getTable() : null);
+	}
+
+	@Bean
+	IdempotencyStartupLog idempotencyStartupLog(ListableBeanFactory beanFactory, IdempotencyJdbcProperties properties) {
+		return new IdempotencyStartupLog(beanFactory, properties);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(FlywayConfigurationCustomizer.class)
 	static class FlywayConfiguration {
 
+		/**
+		 * For applications that still list the former location of the migrations in their
+		 * own Flyway's locations.
+		 */
 		@Bean
 		@ConditionalOnMissingBean(name = "idempotencyFlywayPlaceholders")
 		IdempotencyFlywayPlaceholders idempotencyFlywayPlaceholders(IdempotencyJdbcProperties properties) {
@@ -68,12 +113,13 @@ public final class IdempotencyJdbcAutoConfiguration {
 						properties.qualify(properties.getProcessedEventTable()))));
 		}
 
-	}
-
-	static class OnIdempotencyDatabaseInitializationCondition extends OnDatabaseInitializationCondition {
-
-		OnIdempotencyDatabaseInitializationCondition() {
-			super("Idempotency", "idempotency.jdbc.initialize-schema");
+		@Bean
+		@ConditionalOnSingleCandidate(Flyway.class)
+		@ConditionalOnBooleanProperty(name = "idempotency.jdbc.flyway.enabled", matchIfMissing = true)
+		IdempotencyFlywayMigrations idempotencyFlywayMigrations(Flyway flyway,
+				ObjectProvider<IdempotencySchema> schemas, IdempotencyJdbcProperties properties) {
+			return new IdempotencyFlywayMigrations(flyway, schemas.orderedStream().toList(),
+					properties.getFlyway().getTable());
 		}
 
 	}

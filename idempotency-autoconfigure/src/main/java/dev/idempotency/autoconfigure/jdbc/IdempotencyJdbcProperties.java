@@ -45,6 +45,15 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	 */
 	private Duration processedEventRetention = DEFAULT_PROCESSED_EVENT_RETENTION;
 
+	/**
+	 * Whether startup fails when a table of the idempotency modules is missing or lacks a
+	 * column its store uses, whoever was to create it. A database that cannot be reached
+	 * at startup is only logged.
+	 */
+	private boolean verifySchema = true;
+
+	private final Flyway flyway = new Flyway();
+
 	public IdempotencyJdbcProperties() {
 		// The scripts only create what is missing: running them on every start is safe,
 		// and a service gets its tables with no configuration beyond its datasource.
@@ -91,6 +100,18 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 		this.processedEventRetention = processedEventRetention;
 	}
 
+	public boolean isVerifySchema() {
+		return this.verifySchema;
+	}
+
+	public void setVerifySchema(boolean verifySchema) {
+		this.verifySchema = verifySchema;
+	}
+
+	public Flyway getFlyway() {
+		return this.flyway;
+	}
+
 	/**
 	 * Return a table name qualified by {@link #getTableSchema()} when one is set.
 	 * @param table the table name
@@ -99,6 +120,43 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	public String qualify(String table) {
 		return (this.tableSchema != null && !this.tableSchema.isBlank() && table.indexOf('.') < 0)
 				? this.tableSchema + "." + table : table;
+	}
+
+	/**
+	 * The library's Flyway migrations, applied through the application's Flyway.
+	 */
+	public static class Flyway {
+
+		/**
+		 * Whether the migrations of the idempotency modules are applied through the
+		 * application's Flyway, with a history table of their own, when the application
+		 * has one Flyway bean (Spring Boot's, with Flyway on the class path and
+		 * spring.flyway.enabled). The schema script then does not run.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Name of the history table of the library's migrations, apart from the
+		 * application's.
+		 */
+		private String table = "idempotency_schema_history";
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getTable() {
+			return this.table;
+		}
+
+		public void setTable(String table) {
+			this.table = table;
+		}
+
 	}
 
 }

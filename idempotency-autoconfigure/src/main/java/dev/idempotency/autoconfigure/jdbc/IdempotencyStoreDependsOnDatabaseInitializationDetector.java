@@ -9,16 +9,17 @@ import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOn
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializationDetector;
 
 /**
- * {@link DependsOnDatabaseInitializationDetector} that makes the stores wait for the
- * schema, whether created by {@link IdempotencyDataSourceScriptDatabaseInitializer} or by
- * Flyway.
+ * {@link DependsOnDatabaseInitializationDetector} that makes the stores and the startup
+ * check of the tables wait for the schema, whether created by
+ * {@link IdempotencyDataSourceScriptDatabaseInitializer}, by the library's Flyway
+ * migrations, by the application's Flyway or by Liquibase.
  */
 class IdempotencyStoreDependsOnDatabaseInitializationDetector
 		extends AbstractBeansOfTypeDependsOnDatabaseInitializationDetector {
 
 	@Override
 	protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
-		return Set.of(IdempotencyKeyStore.class, ProcessedEventStore.class);
+		return Set.of(IdempotencyKeyStore.class, ProcessedEventStore.class, IdempotencySchemaVerifier.class);
 	}
 
 }

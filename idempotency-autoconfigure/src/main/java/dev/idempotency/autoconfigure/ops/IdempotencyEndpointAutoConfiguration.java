@@ -35,6 +35,12 @@ public final class IdempotencyEndpointAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyEndpointWebExtension idempotencyEndpointWebExtension(IdempotencyEndpoint endpoint) {
+		return new IdempotencyEndpointWebExtension(endpoint);
+	}
+
+	@Bean
 	@ConditionalOnBean(IdempotencyKeyStore.class)
 	@ConditionalOnMissingBean(name = "idempotencyKeysEndpointSection")
 	IdempotencyEndpointSection idempotencyKeysEndpointSection(IdempotencyKeyStore store) {

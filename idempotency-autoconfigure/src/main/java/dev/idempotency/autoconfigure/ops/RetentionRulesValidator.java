@@ -3,6 +3,8 @@ package dev.idempotency.autoconfigure.ops;
 import java.util.List;
 import java.util.Objects;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
+
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.beans.factory.ObjectProvider;
 
@@ -24,9 +26,9 @@ class RetentionRulesValidator implements InitializingBean {
 			.filter(Objects::nonNull)
 			.toList();
 		if (!violations.isEmpty()) {
-			throw new IllegalStateException("Invalid idempotency retention settings:\n - "
-					+ String.join("\n - ", violations)
-					+ "\nAfter a row is deleted there is no protection against a retry: fix the settings above.");
+			throw new IdempotencyConfigurationException(
+					"Invalid idempotency retention settings:\n - " + String.join("\n - ", violations),
+					"After a row is deleted there is no protection against a retry: fix the settings above.");
 		}
 	}
 

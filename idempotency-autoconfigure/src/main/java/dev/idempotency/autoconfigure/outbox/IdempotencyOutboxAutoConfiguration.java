@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.outbox;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -8,6 +9,8 @@ import javax.sql.DataSource;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyFlywayPlaceholders;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
+import dev.idempotency.autoconfigure.jdbc.IdempotencySchema;
+import dev.idempotency.autoconfigure.jdbc.OnIdempotencySchemaScriptCondition;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpoint;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpointSection;
 import dev.idempotency.autoconfigure.ops.RetentionRule;
@@ -42,7 +45,6 @@ import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomiz
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.sql.autoconfigure.init.OnDatabaseInitializationCondition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -67,7 +69,8 @@ import org.springframework.util.function.SingletonSupplier;
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
-				"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
+				"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+				"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
 @ConditionalOnClass({ JdbcOutbox.class, JdbcTemplate.class })
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties({ IdempotencyOutboxProperties.class, IdempotencyJdbcProperties.class })
@@ -113,8 +116,18 @@ public final class IdempotencyOutboxAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyOutboxSchema")
+	IdempotencySchema idempotencyOutboxSchema(IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		String table = jdbcProperties.qualify(properties.getTable());
+		return new IdempotencySchema("idempotency-outbox", List.of(OutboxSchema.expectedTable(table)),
+				OutboxSchema.FLYWAY_LOCATION, OutboxSchema.CHANGELOG,
+				SchemaScripts.migrationPlaceholders(OutboxSchema.tables(table)));
+	}
+
+	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyOutboxDataSourceScriptDatabaseInitializer")
-	@Conditional(OnOutboxDatabaseInitializationCondition.class)
+	@Conditional(OnIdempotencySchemaScriptCondition.class)
 	IdempotencyDataSourceScriptDatabaseInitializer idempotencyOutboxDataSourceScriptDatabaseInitializer(
 			DataSource dataSource, IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
 		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, jdbcProperties, properties.getSchema(),
@@ -161,14 +174,6 @@ public final class IdempotencyOutboxAutoConfiguration {
 				IdempotencyJdbcProperties jdbcProperties) {
 			return new IdempotencyFlywayPlaceholders(SchemaScripts
 				.migrationPlaceholders(OutboxSchema.tables(jdbcProperties.qualify(properties.getTable()))));
-		}
-
-	}
-
-	static class OnOutboxDatabaseInitializationCondition extends OnDatabaseInitializationCondition {
-
-		OnOutboxDatabaseInitializationCondition() {
-			super("Idempotency outbox", "idempotency.jdbc.initialize-schema");
 		}
 
 	}

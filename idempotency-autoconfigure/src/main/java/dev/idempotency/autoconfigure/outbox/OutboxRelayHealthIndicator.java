@@ -13,11 +13,13 @@ import org.springframework.util.Assert;
 
 /**
  * Health of this instance's outbox relay: DOWN when it is not running, so that rows would
- * wait for another instance's relay, or when its cycle in flight has run for more than
- * twice its lease (its deliveries end within the lease, so the cycle is stuck). Failing
- * cycles are in the details but leave it UP: a destination that refuses every send
- * refuses every instance's, and the backlog of the {@code idempotency} health indicator
- * reports that the rows do not flow, whichever instance relays them.
+ * wait for another instance's relay, when its cycle in flight has run for more than twice
+ * its lease (its deliveries end within the lease, so the cycle is stuck), or when its
+ * cycles have kept failing, without a success in between, for longer than its lease (its
+ * table is missing or unreadable, its database refuses it: nothing it claims moves). A
+ * cycle that failed once is in the details and leaves it UP; a row that a destination
+ * refuses is no failed cycle (it backs off or goes DEAD), and the backlogs of the
+ * {@code idempotency} health indicator report rows that do not flow.
  */
 class OutboxRelayHealthIndicator extends AbstractHealthIndicator {
 
@@ -36,9 +38,13 @@ class OutboxRelayHealthIndicator extends AbstractHealthIndicator {
 	protected void doHealthCheck(Health.Builder builder) {
 		boolean running = this.relay.isRunning();
 		Instant cycleStartedAt = this.relay.getCycleStartedAt();
+		Instant now = Instant.now();
 		boolean stalled = running && cycleStartedAt != null
-				&& Duration.between(cycleStartedAt, Instant.now()).compareTo(this.maxCycle) > 0;
-		builder.status((running && !stalled) ? "UP" : "DOWN")
+				&& Duration.between(cycleStartedAt, now).compareTo(this.maxCycle) > 0;
+		Instant failingSince = this.relay.getFailingSince();
+		boolean failing = failingSince != null
+				&& Duration.between(failingSince, now).compareTo(this.relay.getLease()) > 0;
+		builder.status((running && !stalled && !failing) ? "UP" : "DOWN")
 			.withDetail("owner", this.relay.getOwner())
 			.withDetail("running", running);
 		if (stalled) {
@@ -51,11 +57,14 @@ class OutboxRelayHealthIndicator extends AbstractHealthIndicator {
 			// Their rows are DEAD: the idempotency health indicator reports them.
 			builder.withDetail("unsupportedDestinations", new TreeSet<>(unsupported));
 		}
-		Instant failingSince = this.relay.getFailingSince();
 		Throwable failure = this.relay.getLastFailure();
 		if (failingSince != null && failure != null) {
 			builder.withDetail("failingSince", failingSince.toString())
 				.withDetail("lastFailure", failure.getClass().getName());
+			if (failing) {
+				builder.withDetail("problem", "Every cycle has failed for more than " + this.relay.getLease()
+						+ " (its lease): " + failure.getMessage());
+			}
 		}
 	}
 

@@ -72,6 +72,10 @@ final class IdempotentOperationCustomizer implements GlobalOperationCustomizer {
 		addProblem(responses, "422",
 				"This Idempotency-Key was already used for a different request. Send a new key for a new request.",
 				List.of(IdempotencyProblemTypes.KEY_REUSED));
+		addProblem(responses, "500",
+				"The operation could not be committed, or its response was larger than the library holds until the"
+						+ " commit: nothing was done. Retry with the same Idempotency-Key.",
+				List.of(IdempotencyProblemTypes.COMMIT_FAILED, IdempotencyProblemTypes.RESPONSE_TOO_LARGE));
 		return operation;
 	}
 

@@ -11,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.ProcessedEventStore;
@@ -74,7 +75,7 @@ class IdempotencyJdbcAutoConfigurationTests {
 	void embeddedInitializationLeavesARealServerAlone() {
 		this.contextRunner
 			.withPropertyValues("idempotency.jdbc.initialize-schema=embedded",
-					"idempotency.jdbc.idempotency-key-table=embedded_mode_keys")
+					"idempotency.jdbc.idempotency-key-table=embedded_mode_keys", "idempotency.jdbc.verify-schema=false")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(IdempotencyDataSourceScriptDatabaseInitializer.class);
 				assertThat(tableCount(context.getBean(JdbcTemplate.class), "embedded_mode_keys")).isZero();
@@ -86,6 +87,42 @@ class IdempotencyJdbcAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("idempotency.jdbc.initialize-schema=never")
 			.run((context) -> assertThat(context)
 				.doesNotHaveBean(IdempotencyDataSourceScriptDatabaseInitializer.class));
+	}
+
+	@Test
+	void neverInitializationWithoutTheTablesFailsStartupNamingTheTablesAndTheWaysToCreateThem() {
+		this.contextRunner
+			.withPropertyValues("idempotency.jdbc.initialize-schema=never",
+					"idempotency.jdbc.idempotency-key-table=never_made_keys")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(IdempotencyConfigurationException.class)
+				.hasMessageContaining("Table never_made_keys cannot be read")
+				.hasMessageContaining("classpath:db/idempotency/flyway/postgresql/core")
+				.hasMessageContaining("db/idempotency/liquibase/idempotency-core.xml")
+				.hasMessageContaining("idempotency.jdbc.initialize-schema=always (it is never)"));
+	}
+
+	@Test
+	void aTableThatLacksAColumnOfItsStoreFailsStartupNamingTheColumn() {
+		JdbcTemplate admin = new JdbcTemplate(this.schema.dataSource());
+		admin.execute("CREATE TABLE old_events (consumer_group text NOT NULL, event_id text NOT NULL,"
+				+ " processed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (consumer_group, event_id))");
+		this.contextRunner.withPropertyValues("idempotency.jdbc.processed-event-table=old_events")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("Table old_events has no column payload_fingerprint (idempotency-core)"));
+		admin.execute("ALTER TABLE old_events ADD COLUMN payload_fingerprint bigint");
+		this.contextRunner.withPropertyValues("idempotency.jdbc.processed-event-table=old_events")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void verifySchemaFalseLetsAnApplicationStartWithoutItsTables() {
+		this.contextRunner
+			.withPropertyValues("idempotency.jdbc.initialize-schema=never", "idempotency.jdbc.verify-schema=false",
+					"idempotency.jdbc.idempotency-key-table=unchecked_keys")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencySchemaVerifier.class));
 	}
 
 	@Test
@@ -146,7 +183,13 @@ class IdempotencyJdbcAutoConfigurationTests {
 				.hasMessageContaining("dml_keys")
 				.hasMessageContaining("as database user '" + role + "'")
 				.hasMessageContaining("set idempotency.jdbc.initialize-schema=never"));
+			// Going on past the failed script meets the startup check of the tables.
 			asDmlRole.withPropertyValues("idempotency.jdbc.continue-on-error=true")
+				.run((context) -> assertThat(context).getFailure()
+					.hasMessageContaining("Table dml_keys cannot be read")
+					.hasMessageContaining("Table dml_events cannot be read"));
+			asDmlRole
+				.withPropertyValues("idempotency.jdbc.continue-on-error=true", "idempotency.jdbc.verify-schema=false")
 				.run((context) -> assertThat(context).hasNotFailed());
 			// The remedy: the owner creates the tables, the application only uses them.
 			this.contextRunner

@@ -26,6 +26,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -74,7 +75,16 @@ class IdempotencySpringdocTests {
 		assertThat(problemTypes(responses, "415"))
 			.containsExactly(IdempotencyProblemTypes.INVALID_CONTENT_TYPE.toString());
 		assertThat(problemTypes(responses, "422")).containsExactly(IdempotencyProblemTypes.KEY_REUSED.toString());
+		assertThat(problemTypes(responses, "500")).containsExactly(IdempotencyProblemTypes.COMMIT_FAILED.toString(),
+				IdempotencyProblemTypes.RESPONSE_TOO_LARGE.toString());
 		assertThat(responses.get("200").get("headers").has("Idempotent-Replayed")).isTrue();
+	}
+
+	@Test
+	void aHandlerThatDeclaresItsCreatedStatusIsDescribedWith201AndItsReplays() {
+		JsonNode responses = this.paths.get("/orders").get("post").get("responses");
+		assertThat(responses.has("200")).isFalse();
+		assertThat(responses.get("201").get("headers").has("Idempotent-Replayed")).isTrue();
 	}
 
 	@Test
@@ -133,6 +143,15 @@ class IdempotencySpringdocTests {
 		@Idempotent
 		ResponseEntity<String> pay(@RequestBody String payment) {
 			return ResponseEntity.status(HttpStatus.CREATED).body("paid");
+		}
+
+		// springdoc cannot see the status a ResponseEntity is built with: a 201 is
+		// declared.
+		@PostMapping("/orders")
+		@ResponseStatus(HttpStatus.CREATED)
+		@Idempotent
+		ResponseEntity<String> order(@RequestBody String order) {
+			return ResponseEntity.created(URI.create("/orders/1")).body("ordered");
 		}
 
 		@PostMapping("/notes")

@@ -185,7 +185,8 @@ public final class JdbcTableMonitor {
 	private @Nullable Duration oldestAge(String table, String column, @Nullable String condition) {
 		Double seconds = this.jdbc.queryForObject("SELECT extract(epoch FROM now() - min(" + column + ")) FROM " + table
 				+ ((condition != null) ? " WHERE " + condition : ""), Double.class);
-		return (seconds != null) ? Duration.ofNanos((long) (seconds * 1_000_000_000d)) : null;
+		// A timestamp in the future (an expiry not reached yet) is no age.
+		return (seconds != null) ? Duration.ofNanos(Math.max(0, (long) (seconds * 1_000_000_000d))) : null;
 	}
 
 	/**
@@ -207,9 +208,9 @@ public final class JdbcTableMonitor {
 	 * @param probe the probe
 	 * @param estimatedRows PostgreSQL's estimate of the number of rows
 	 * @param totalBytes the size of the table with its indexes and TOAST data
-	 * @param oldestAge {@code now()} minus the oldest value of the timestamp column
-	 * (negative when that value is in the future, as an expiry can be), or {@code null}
-	 * when the table is empty
+	 * @param oldestAge {@code now()} minus the oldest value of the timestamp column,
+	 * never negative (zero when that value is in the future, as an expiry can be), or
+	 * {@code null} when the table is empty
 	 * @param overdue how long the oldest row has been due for deletion; zero when no row
 	 * is due
 	 */

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 
 import org.springframework.core.io.ByteArrayResource;
@@ -18,18 +19,52 @@ import org.springframework.util.StreamUtils;
  * <p>
  * A script names each table by a placeholder: {@code @@name_table@@} for the table and
  * {@code @@name_index@@} for the unqualified name that prefixes its indexes. The Flyway
- * migrations under {@value #FLYWAY_LOCATION} and the Liquibase changelogs under
+ * migrations under {@value #CORE_FLYWAY_LOCATION} and the Liquibase changelogs under
  * {@code db/idempotency/liquibase} create the same tables, named by the placeholders
  * {@code ${name_table}} and {@code ${name_index}}: {@link #migrationPlaceholders} gives
  * their values.
+ * <p>
+ * The Flyway migrations have a location per database and per module,
+ * {@code db/idempotency/flyway/{vendor}/{module}}, and a version space of their own: they
+ * are applied with a history table of their own, {@value #FLYWAY_HISTORY_TABLE}, so that
+ * their versions never meet the application's.
  */
 public final class SchemaScripts {
 
 	/** The schema script of idempotency-core, on the class path. */
 	public static final String CORE_SCRIPT = "dev/idempotency/core/jdbc/schema-postgresql.sql";
 
-	/** The Flyway location of all migrations of the idempotency modules. */
+	/**
+	 * The Flyway location of the idempotency-core migrations; {@code {vendor}} is the
+	 * database, as Spring Boot names it ({@code postgresql}).
+	 */
+	public static final String CORE_FLYWAY_LOCATION = "classpath:db/idempotency/flyway/{vendor}/core";
+
+	/**
+	 * The Flyway history table of the idempotency migrations, apart from the
+	 * application's.
+	 */
+	public static final String FLYWAY_HISTORY_TABLE = "idempotency_schema_history";
+
+	/**
+	 * The former location of the Flyway migrations, meant to be added to the
+	 * application's own: their versions then shared the application's history. Its files
+	 * stay as they were, so that an application whose history applied them still
+	 * validates; new migrations go to {@link #CORE_FLYWAY_LOCATION} and the outbox's.
+	 * @deprecated add no location to the application's Flyway: the auto-configuration
+	 * applies the migrations with their own history table
+	 */
+	@Deprecated
 	public static final String FLYWAY_LOCATION = "classpath:db/idempotency/postgresql";
+
+	/** The columns of the idempotency key table that the key store uses. */
+	public static final List<String> IDEMPOTENCY_KEY_COLUMNS = List.of("scope", "idempotency_key", "request_hash",
+			"status", "http_status", "response_headers", "response_body", "owner", "locked_until", "created_at",
+			"completed_at", "expires_at");
+
+	/** The columns of the processed-event table that the processed-event store uses. */
+	public static final List<String> PROCESSED_EVENT_COLUMNS = List.of("consumer_group", "event_id", "processed_at",
+			"payload_fingerprint");
 
 	/** The Liquibase changelog of the idempotency-core tables, on the class path. */
 	public static final String CORE_CHANGELOG = "db/idempotency/liquibase/idempotency-core.xml";
@@ -96,6 +131,18 @@ public final class SchemaScripts {
 	 */
 	public static Map<String, String> coreTables(String keyTable, String processedEventTable) {
 		return Map.of("idempotency_key", keyTable, "processed_event", processedEventTable);
+	}
+
+	/**
+	 * The tables of idempotency-core with the columns the stores use, for a check at
+	 * startup.
+	 * @param keyTable the idempotency key table
+	 * @param processedEventTable the processed-event table
+	 * @return the expected tables
+	 */
+	public static List<ExpectedTable> coreExpectedTables(String keyTable, String processedEventTable) {
+		return List.of(new ExpectedTable(keyTable, IDEMPOTENCY_KEY_COLUMNS),
+				new ExpectedTable(processedEventTable, PROCESSED_EVENT_COLUMNS));
 	}
 
 	/**

@@ -28,6 +28,12 @@ class SchemaTests {
 	private static final Map<String, String> DEFAULT_TABLES = SchemaScripts.coreTables("idempotency_key",
 			"processed_event");
 
+	/**
+	 * The versions and checksums of the former location, as the first release shipped
+	 * them.
+	 */
+	private static final String[] FORMER_CHECKSUMS = { "1.0.0.1:-276149857", "1.0.0.2:-623422325" };
+
 	private static final String COLUMNS = """
 			SELECT table_name, column_name, data_type, is_nullable, character_maximum_length
 			FROM information_schema.columns WHERE table_schema = ? AND table_name NOT LIKE 'flyway%'
@@ -41,6 +47,8 @@ class SchemaTests {
 			ORDER BY tablename, indexname
 			""";
 
+	private static final String FLYWAY_LOCATION = SchemaScripts.CORE_FLYWAY_LOCATION.replace("{vendor}", "postgresql");
+
 	@Test
 	void flywayMigrationsCreateTheSameTablesAsTheSchemaScript() {
 		try (TestSchema migrated = TestDatabase.get().createSchema("flyway");
@@ -48,7 +56,7 @@ class SchemaTests {
 			Flyway.configure()
 				.dataSource(migrated.dataSource())
 				.schemas(migrated.getName())
-				.locations(SchemaScripts.FLYWAY_LOCATION)
+				.locations(FLYWAY_LOCATION)
 				.placeholders(SchemaScripts.migrationPlaceholders(DEFAULT_TABLES))
 				.load()
 				.migrate();
@@ -65,13 +73,57 @@ class SchemaTests {
 			Flyway.configure()
 				.dataSource(migrated.dataSource())
 				.schemas(migrated.getName())
-				.locations(SchemaScripts.FLYWAY_LOCATION)
+				.locations(FLYWAY_LOCATION)
 				.placeholders(SchemaScripts.migrationPlaceholders(tables))
 				.load()
 				.migrate();
 			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, tables).execute(scripted.dataSource());
 			assertThat(describe(migrated)).isNotEmpty().isEqualTo(describe(scripted));
 			assertStoresWork(migrated, "keys_v2", "events_v2");
+		}
+	}
+
+	@Test
+	@SuppressWarnings("deprecation")
+	void theFormerFlywayLocationStaysAsItWasSoThatHistoriesThatAppliedItStillValidate() {
+		try (TestSchema migrated = TestDatabase.get().createSchema("flyway_former");
+				TestSchema scripted = TestDatabase.get().createSchema("script_former")) {
+			Flyway flyway = Flyway.configure()
+				.dataSource(migrated.dataSource())
+				.schemas(migrated.getName())
+				.locations(SchemaScripts.FLYWAY_LOCATION)
+				.placeholders(SchemaScripts.migrationPlaceholders(DEFAULT_TABLES))
+				.load();
+			flyway.migrate();
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, DEFAULT_TABLES).execute(scripted.dataSource());
+			assertThat(describe(migrated)).isNotEmpty().isEqualTo(describe(scripted));
+			// The checksums of the applied versions are those of the files of the first
+			// release: a history that applied them validates against this jar.
+			assertThat(new JdbcTemplate(migrated.dataSource()).queryForList(
+					"SELECT version || ':' || checksum FROM flyway_schema_history ORDER BY installed_rank",
+					String.class))
+				.containsExactly(FORMER_CHECKSUMS);
+		}
+	}
+
+	@Test
+	void theExpectedColumnsAreTheColumnsTheStoresUseAndTheScriptCreates() {
+		try (TestSchema schema = TestDatabase.get().createSchema("expected")) {
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, DEFAULT_TABLES).execute(schema.dataSource());
+			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+			for (ExpectedTable table : SchemaScripts.coreExpectedTables("idempotency_key", "processed_event")) {
+				assertThat(table.findProblem(jdbc)).isEmpty();
+				assertThat(jdbc.queryForList(
+						"SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?"
+								+ " ORDER BY ordinal_position",
+						String.class, schema.getName(), table.table()))
+					.containsExactlyElementsOf(table.columns());
+			}
+			jdbc.execute("ALTER TABLE processed_event DROP COLUMN payload_fingerprint");
+			assertThat(new ExpectedTable("processed_event", SchemaScripts.PROCESSED_EVENT_COLUMNS).findProblem(jdbc))
+				.contains("Table processed_event has no column payload_fingerprint");
+			assertThat(new ExpectedTable("no_such_table", List.of("id")).findProblem(jdbc))
+				.contains("Table no_such_table cannot be read: ERROR: relation \"no_such_table\" does not exist");
 		}
 	}
 

@@ -1,0 +1,117 @@
+package dev.idempotency.autoconfigure.jdbc;
+
+import java.sql.DatabaseMetaData;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.Configuration;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.core.api.output.MigrateResult;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.jdbc.DatabaseDriver;
+import org.springframework.jdbc.support.JdbcUtils;
+import org.springframework.jdbc.support.MetaDataAccessException;
+import org.springframework.util.Assert;
+
+/**
+ * Applies the Flyway migrations of the idempotency modules through the application's
+ * Flyway: its {@code DataSource} (and so its user), schemas, connection retries and init
+ * SQL, but a history table of their own, so that their versions never meet the
+ * application's, now or at a later upgrade.
+ * <p>
+ * The first run on a database whose schema already holds tables baselines the history at
+ * version 0 and applies every migration: they create only what is missing, so tables that
+ * the schema script, Liquibase, a DBA or the former migrations in the application's own
+ * history created are kept as they are. Migrations apply out of order, so that a module
+ * added later (the outbox) gets its migrations below versions already applied, and a
+ * module left out of one context (a test slice) is no failure in another.
+ */
+class IdempotencyFlywayMigrations implements InitializingBean {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyFlywayMigrations.class);
+
+	private final Flyway applicationFlyway;
+
+	private final List<IdempotencySchema> schemas;
+
+	private final String table;
+
+	IdempotencyFlywayMigrations(Flyway applicationFlyway, List<IdempotencySchema> schemas, String table) {
+		Assert.notNull(applicationFlyway, "applicationFlyway must not be null");
+		Assert.notNull(schemas, "schemas must not be null");
+		Assert.hasText(table, "table must not be empty");
+		this.applicationFlyway = applicationFlyway;
+		this.schemas = List.copyOf(schemas);
+		this.table = table;
+	}
+
+	/**
+	 * Return the history table of the library's migrations.
+	 * @return the table name
+	 */
+	String getTable() {
+		return this.table;
+	}
+
+	@Override
+	public void afterPropertiesSet() {
+		if (this.schemas.isEmpty()) {
+			return;
+		}
+		MigrateResult result = flyway().migrate();
+		if (result.migrationsExecuted > 0) {
+			logger.info("Applied " + result.migrationsExecuted + " idempotency migration(s) with history table "
+					+ this.table + ", now at version " + result.targetSchemaVersion);
+		}
+	}
+
+	Flyway flyway() {
+		Configuration application = this.applicationFlyway.getConfiguration();
+		DataSource dataSource = application.getDataSource();
+		String vendor = vendor(dataSource);
+		Map<String, String> placeholders = new LinkedHashMap<>();
+		this.schemas.forEach((schema) -> placeholders.putAll(schema.placeholders()));
+		FluentConfiguration configuration = Flyway.configure(application.getClassLoader())
+			.dataSource(dataSource)
+			.schemas(application.getSchemas())
+			.createSchemas(application.isCreateSchemas())
+			.connectRetries(application.getConnectRetries())
+			.connectRetriesInterval(application.getConnectRetriesInterval())
+			.lockRetryCount(application.getLockRetryCount())
+			.initSql(application.getInitSql())
+			.installedBy(application.getInstalledBy())
+			.locations(this.schemas.stream().map((schema) -> schema.flywayLocation(vendor)).toArray(String[]::new))
+			.table(this.table)
+			.placeholders(placeholders)
+			.baselineOnMigrate(true)
+			.baselineVersion("0")
+			.baselineDescription("idempotency migrations start")
+			.outOfOrder(true)
+			// Migrations of a module that another context uses, and this one does not.
+			.ignoreMigrationPatterns("*:missing");
+		if (application.getDefaultSchema() != null) {
+			configuration.defaultSchema(application.getDefaultSchema());
+		}
+		return configuration.load();
+	}
+
+	private static String vendor(DataSource dataSource) {
+		try {
+			String url = JdbcUtils.extractDatabaseMetaData(dataSource, DatabaseMetaData::getURL);
+			DatabaseDriver driver = DatabaseDriver.fromJdbcUrl(url);
+			Assert.state(driver != DatabaseDriver.UNKNOWN, () -> "Unknown database at " + url);
+			return driver.getId();
+		}
+		catch (MetaDataAccessException ex) {
+			throw new IllegalStateException("Cannot tell the database of the idempotency migrations", ex);
+		}
+	}
+
+}

@@ -1,0 +1,2 @@
+-- A service's own second migration.
+ALTER TABLE orders ADD COLUMN note text;

@@ -1,0 +1,2 @@
+-- A migration the service adds after it took up the library.
+ALTER TABLE orders ADD COLUMN currency char(3);
