@@ -127,8 +127,9 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	 * event id or one the listener reports failed with a
 	 * {@code BatchListenerFailedException} (the after-rollback processor could only
 	 * deliver the whole batch again, for ever). Defaults to the application's only (or
-	 * primary) {@link ConsumerRecordRecoverer} bean (a {@code DeadLetterPublishingRecoverer},
-	 * for example), or else to logging the record at ERROR.
+	 * primary) {@link ConsumerRecordRecoverer} bean (a
+	 * {@code DeadLetterPublishingRecoverer}, for example), or else to logging the record
+	 * at ERROR.
 	 * @param recoverer the recoverer
 	 */
 	public void setRecoverer(ConsumerRecordRecoverer recoverer) {

@@ -101,7 +101,8 @@ final class ListenerDeclaration {
 			}
 		}
 		if (batches.size() > 1) {
-			throw signature.invalid("its @KafkaListener annotations disagree on whether it receives batches");
+			throw signature.invalid("its @KafkaListener annotations disagree on whether it receives batches.",
+					"Give them the same batch attribute, or put each on a method of its own.");
 		}
 		Boolean batch = (unknown || batches.isEmpty()) ? null : batches.iterator().next();
 		boolean replies = AnnotatedElementUtils.hasAnnotation(method, SendTo.class)

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.internal.StoreTransactionManagers;
@@ -130,8 +131,9 @@ final class ListenerInfrastructure {
 		if (store == null) {
 			store = beanFactory().getBeanProvider(ProcessedEventStore.class).getIfAvailable();
 			if (store == null) {
-				throw new IllegalStateException(
-						"@IdempotentListener needs a ProcessedEventStore bean, for example a JdbcProcessedEventStore");
+				throw new IdempotencyConfigurationException("@IdempotentListener needs a ProcessedEventStore bean.",
+						"Declare one, for example a JdbcProcessedEventStore, or give the application a DataSource "
+								+ "for the JDBC auto-configuration to make it.");
 			}
 			this.store = store;
 		}

@@ -60,7 +60,8 @@ final class ListenerMethod {
 		if (declaration.replies()) {
 			throw signature.invalid("it replies (@SendTo): a duplicate is skipped, so a requester that sent its "
 					+ "request again would never get an answer, and a reply lost after the commit would never be "
-					+ "sent again. Send the reply from the listener through the outbox instead, in its transaction");
+					+ "sent again.",
+					"Send the reply from the listener through the outbox instead, in its transaction.");
 		}
 		EventIdSource ids = EventIdSource.of(annotation, defaultHeaderName);
 		boolean batch = isBatch(signature, declaration);
@@ -80,32 +81,38 @@ final class ListenerMethod {
 		Boolean declared = declaration.isBatch();
 		if (declared == null) {
 			if (signature.takesList() && !signature.takesOnlyBatches()) {
-				throw signature.invalid("it takes a List of payloads, and whether its container delivers batches "
-						+ "cannot be told (it has no @KafkaListener, or a container factory of another kind); "
-						+ "declare @KafkaListener(batch = \"true\") or batch = \"false\"");
+				throw signature.invalid(
+						"it takes a List of payloads, and whether its container delivers batches "
+								+ "cannot be told (it has no @KafkaListener, or a container factory of another kind).",
+						"Declare @KafkaListener(batch = \"true\") or batch = \"false\".");
 			}
 			return signature.takesOnlyBatches();
 		}
 		if (declared) {
 			if (declaration.isClassLevel() && signature.takesList()
 					&& signature.getDataKind() != ListenerSignature.DataKind.PAYLOAD) {
-				throw signature.invalid("a class-level @KafkaListener hands a batch to its @KafkaHandler as a list of "
-						+ "converted payloads, never as records or messages: take a List of payloads and "
-						+ "@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS), or put @KafkaListener on the method");
+				throw signature.invalid(
+						"a class-level @KafkaListener hands a batch to its @KafkaHandler as a list of "
+								+ "converted payloads, never as records or messages.",
+						"Take a List of payloads and "
+								+ "@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS), or put @KafkaListener on the method.");
 			}
 			// A record signature in a batch container receives one record per call (a
 			// BatchToRecordAdapter), or fails in spring-kafka before it is invoked.
 			return signature.takesList();
 		}
 		if (signature.takesOnlyBatches()) {
+			boolean placeholder = declaration.hasUnresolvedBatchAttribute();
 			throw signature.invalid("it takes a batch (a List of records or messages, or the converted headers of a "
 					+ "batch), but its container delivers one record at a time"
-					+ (declaration.hasUnresolvedBatchAttribute()
-							? ": spring-kafka reads a @KafkaListener batch attribute with a placeholder as "
-									+ "false, without resolving it. Write batch = \"true\", or leave it empty and "
-									+ "set spring.kafka.listener.type=batch (the container factory's batchListener)"
-							: ". Declare @KafkaListener(batch = \"true\"), set spring.kafka.listener.type=batch "
-									+ "(the container factory's batchListener), or take one record"));
+					+ (placeholder
+							? ": spring-kafka reads a @KafkaListener batch attribute with a placeholder as false, "
+									+ "without resolving it."
+							: "."),
+					(placeholder ? "Write batch = \"true\", or leave it empty and set spring.kafka.listener.type=batch"
+							: "Declare @KafkaListener(batch = \"true\"), set spring.kafka.listener.type=batch")
+							+ " (the container factory's batchListener)"
+							+ (placeholder ? "." : ", or take one record."));
 		}
 		return false;
 	}
@@ -119,22 +126,24 @@ final class ListenerMethod {
 				&& this.signature.headerIndex(KafkaHeaders.OFFSET) >= 0;
 		boolean converted = this.signature.headerIndex(KafkaHeaders.BATCH_CONVERTED_HEADERS) >= 0;
 		if (this.ids.isPosition() && !positions) {
-			throw this.signature.invalid("useTopicPartitionOffset needs the record position: take a ConsumerRecord "
-					+ "or a Message, or add @Header(KafkaHeaders.RECEIVED_TOPIC), "
-					+ "@Header(KafkaHeaders.RECEIVED_PARTITION) and @Header(KafkaHeaders.OFFSET) arguments");
+			throw this.signature.invalid("useTopicPartitionOffset needs the record position.",
+					"Take a ConsumerRecord or a Message, or add @Header(KafkaHeaders.RECEIVED_TOPIC), "
+							+ "@Header(KafkaHeaders.RECEIVED_PARTITION) and @Header(KafkaHeaders.OFFSET) arguments.");
 		}
 		if (this.ids.isHeader() && this.signature.headerIndex(this.ids.getHeaderName()) == -1
 				&& !(this.batch && converted)) {
-			throw this.signature
-				.invalid((this.batch ? "a batch of payloads needs @Header(KafkaHeaders.BATCH_CONVERTED_HEADERS)"
-						: "a payload needs @Header(\"" + this.ids.getHeaderName() + "\")")
-						+ " to read the event id; or take ConsumerRecord or Message, or set eventId to an expression");
+			throw this.signature.invalid(
+					(this.batch ? "a batch of payloads needs @Header(KafkaHeaders.BATCH_CONVERTED_HEADERS)"
+							: "a payload needs @Header(\"" + this.ids.getHeaderName() + "\")")
+							+ " to read the event id.",
+					"Add it, take ConsumerRecord or Message, or set eventId to an expression.");
 		}
 		if (this.batch && declaration.isTransactional() && !positions) {
-			throw this.signature.invalid("in a container with a transaction manager, a record of a batch that "
-					+ "cannot be processed is recovered by the library, which needs the record's position: add "
-					+ "@Header(KafkaHeaders.RECEIVED_TOPIC) List<String>, @Header(KafkaHeaders.RECEIVED_PARTITION) "
-					+ "List<Integer> and @Header(KafkaHeaders.OFFSET) List<Long> arguments, or take the records");
+			throw this.signature.invalid(
+					"in a container with a transaction manager, a record of a batch that "
+							+ "cannot be processed is recovered by the library, which needs the record's position.",
+					"Add @Header(KafkaHeaders.RECEIVED_TOPIC) List<String>, @Header(KafkaHeaders.RECEIVED_PARTITION) "
+							+ "List<Integer> and @Header(KafkaHeaders.OFFSET) List<Long> arguments, or take the records.");
 		}
 	}
 
@@ -145,9 +154,10 @@ final class ListenerMethod {
 	void checkResult(@Nullable Object result) {
 		if (result != null && ListenerSignature.isAsynchronous(result.getClass())) {
 			Method method = getMethod();
-			throw new AsynchronousResultException("@IdempotentListener method " + method.getDeclaringClass().getName()
-					+ "." + method.getName() + " returned a " + result.getClass().getName() + ": "
-					+ ListenerSignature.ASYNCHRONOUS + "; the event was not marked processed");
+			throw new AsynchronousResultException(
+					"@IdempotentListener method " + method.getDeclaringClass().getName() + "." + method.getName()
+							+ " returned a " + result.getClass().getName() + ": " + ListenerSignature.ASYNCHRONOUS
+							+ "; the event was not marked processed. " + ListenerSignature.RETURN_VOID);
 		}
 	}
 

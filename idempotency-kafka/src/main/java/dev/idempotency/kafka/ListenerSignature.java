@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -36,8 +37,9 @@ import org.springframework.util.StringUtils;
 final class ListenerSignature {
 
 	static final String ASYNCHRONOUS = "its work would run after the transaction that marks the event "
-			+ "processed has committed, so a failure would leave the event marked and never processed. "
-			+ "Do the work before returning, and return void";
+			+ "processed has committed, so a failure would leave the event marked and never processed";
+
+	static final String RETURN_VOID = "Do the work before returning, and return void.";
 
 	/**
 	 * What the record argument holds, or each of its elements for a list.
@@ -126,11 +128,13 @@ final class ListenerSignature {
 		ListenerSignature signature = new ListenerSignature(method, data, kind, list, consumerRecords, acknowledgment,
 				headers, headerLists);
 		if (data == -1) {
-			throw signature.invalid("it takes no record, message or payload");
+			throw signature.invalid("it takes no record, message or payload.",
+					"Take a ConsumerRecord, a Message or a payload (marked @Payload where another argument could be one).");
 		}
 		if (isAsynchronous(method.getReturnType()) || KotlinDetector.isSuspendingFunction(method)) {
-			throw signature
-				.invalid("it is asynchronous (" + method.getReturnType().getSimpleName() + "): " + ASYNCHRONOUS);
+			throw signature.invalid(
+					"it is asynchronous (" + method.getReturnType().getSimpleName() + "): " + ASYNCHRONOUS + ".",
+					RETURN_VOID);
 		}
 		return signature;
 	}
@@ -150,9 +154,16 @@ final class ListenerSignature {
 		return this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName();
 	}
 
-	IllegalStateException invalid(String reason) {
-		return new IllegalStateException("@IdempotentListener method " + this.method.getDeclaringClass().getName() + "."
-				+ this.method.getName() + " cannot be made idempotent: " + reason);
+	/**
+	 * Return the startup failure of a listener that cannot be made idempotent.
+	 * @param problem why, as a sentence that starts in lower case
+	 * @param action what to do about it, in full sentences
+	 */
+	IdempotencyConfigurationException invalid(String problem, String action) {
+		return new IdempotencyConfigurationException(
+				"@IdempotentListener method " + this.method.getDeclaringClass().getName() + "." + this.method.getName()
+						+ " cannot be made idempotent: " + problem,
+				action);
 	}
 
 	/**

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.kafka.IdempotentListener;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.kafka.IdempotentListenerAdvisor;
@@ -105,6 +106,7 @@ class IdempotencyKafkaAutoConfigurationTests {
 		this.databaseContextRunner.withUserConfiguration(RecordListenerConfiguration.class)
 			.withPropertyValues("idempotency.kafka.transaction-manager=missing")
 			.run((context) -> assertThat(context).getFailure()
+				.isInstanceOf(IdempotencyConfigurationException.class)
 				.hasMessageContaining("there is no transaction manager named 'missing'")
 				.hasMessageContaining("idempotency.kafka.transaction-manager"));
 	}

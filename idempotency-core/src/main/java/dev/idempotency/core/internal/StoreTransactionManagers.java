@@ -8,6 +8,7 @@ import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactoryUtils;
@@ -29,9 +30,11 @@ import org.springframework.util.ReflectionUtils;
  * <p>
  * The transaction manager is the one given, the one named, or else the only one in the
  * context that manages the {@code DataSource} (or the primary one among several). Every
- * refusal names what the feature needs and how to fix it. A store that does not tell its
- * {@code DataSource} (one an application wrote) is trusted with the transaction manager
- * given or named, or else with the only one that manages a {@code DataSource} at all.
+ * refusal (an {@link IdempotencyConfigurationException}, which Spring Boot reports as a
+ * failure analysis) names what the feature needs and how to fix it. A store that does not
+ * tell its {@code DataSource} (one an application wrote) is trusted with the transaction
+ * manager given or named, or else with the only one that manages a {@code DataSource} at
+ * all.
  */
 public final class StoreTransactionManagers {
 
@@ -74,7 +77,7 @@ public final class StoreTransactionManagers {
 	 * does not tell
 	 * @param beans where to look for transaction managers
 	 * @return the transaction manager
-	 * @throws IllegalStateException naming the fix when there is none
+	 * @throws IdempotencyConfigurationException naming the fix when there is none
 	 */
 	public PlatformTransactionManager find(@Nullable PlatformTransactionManager given, @Nullable String name,
 			@Nullable DataSource dataSource, @Nullable ListableBeanFactory beans) {
@@ -86,8 +89,8 @@ public final class StoreTransactionManagers {
 				String which = (name == null || given != null) ? "The transaction manager given to " + this.givenTo
 						+ " (" + chosen.getClass().getSimpleName() + ")"
 						: "Transaction manager " + describe(name, chosen);
-				throw new IllegalStateException(this.needs + ". " + which + " does not manage the DataSource of "
-						+ this.store + ". " + this.fix);
+				throw refusal(this.needs + ". " + which + " does not manage the DataSource of " + this.store + ".",
+						null);
 			}
 			return chosen;
 		}
@@ -104,16 +107,16 @@ public final class StoreTransactionManagers {
 			return all.get(candidates.get(0));
 		}
 		if (candidates.isEmpty()) {
-			throw new IllegalStateException(this.needs + ", and no transaction manager manages it"
-					+ (all.isEmpty() ? "" : " (found: " + describe(all, all.keySet()) + ")") + ". " + this.fix);
+			throw refusal(this.needs + ", and no transaction manager manages it"
+					+ (all.isEmpty() ? "" : " (found: " + describe(all, all.keySet()) + ")") + ".", null);
 		}
 		Assert.state(beans != null, "No bean factory");
 		PlatformTransactionManager primary = beans.getBeanProvider(PlatformTransactionManager.class).getIfUnique();
 		if (primary != null && candidates.stream().anyMatch((candidate) -> all.get(candidate) == primary)) {
 			return primary;
 		}
-		throw new IllegalStateException(this.needs + ", and several transaction managers manage it ("
-				+ describe(all, candidates) + "), none of them primary. " + this.fix);
+		throw refusal(this.needs + ", and several transaction managers manage it (" + describe(all, candidates)
+				+ "), none of them primary.", null);
 	}
 
 	/**
@@ -161,9 +164,12 @@ public final class StoreTransactionManagers {
 			return beans.getBean(name, PlatformTransactionManager.class);
 		}
 		catch (NoSuchBeanDefinitionException | IllegalStateException ex) {
-			throw new IllegalStateException(
-					this.needs + ", and there is no transaction manager named '" + name + "'. " + this.fix, ex);
+			throw refusal(this.needs + ", and there is no transaction manager named '" + name + "'.", ex);
 		}
+	}
+
+	private IdempotencyConfigurationException refusal(String description, @Nullable Throwable cause) {
+		return new IdempotencyConfigurationException(description, this.fix, cause);
 	}
 
 	private static String describe(Map<String, PlatformTransactionManager> all, Collection<String> names) {
