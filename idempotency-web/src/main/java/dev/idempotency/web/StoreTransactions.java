@@ -77,19 +77,20 @@ final class StoreTransactions {
 
 	/**
 	 * Begin the business transaction of a request, a new one whatever runs around it.
+	 * @param definition the transaction of the handler (see {@link HandlerTransactions})
 	 * @throws IllegalStateException when the transaction holds no connection of the key
 	 * store's {@code DataSource}
 	 */
-	TransactionStatus begin(String name) {
-		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
-				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-		definition.setName(name);
+	TransactionStatus begin(TransactionDefinition definition) {
+		Assert.isTrue(definition.getPropagationBehavior() == TransactionDefinition.PROPAGATION_REQUIRES_NEW,
+				"A business transaction is a new one");
 		TransactionStatus transaction = this.transactionManager.getTransaction(definition);
 		if (!TransactionSynchronizationManager.hasResource(this.dataSource)) {
 			rollback(transaction);
-			throw new IllegalStateException(name + " must run in a transaction of the DataSource of the idempotency"
-					+ " keys, and a transaction of " + this.transactionManager.getClass().getName()
-					+ " holds no connection of it: the handler's writes would commit on their own. " + FIX);
+			throw new IllegalStateException(
+					definition.getName() + " must run in a transaction of the DataSource of the idempotency"
+							+ " keys, and a transaction of " + this.transactionManager.getClass().getName()
+							+ " holds no connection of it: the handler's writes would commit on their own. " + FIX);
 		}
 		return transaction;
 	}

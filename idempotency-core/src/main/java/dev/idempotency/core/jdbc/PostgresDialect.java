@@ -1,5 +1,7 @@
 package dev.idempotency.core.jdbc;
 
+import java.sql.SQLException;
+
 /**
  * The SQL of the stores for PostgreSQL. Durations travel as milliseconds and all times
  * come from the database clock, so that leases mean the same on every instance.
@@ -22,6 +24,15 @@ final class PostgresDialect {
 		 * cleanup alike.
 		 */
 		static final String EXPIRED = "expires_at <= now() AND (status = 'DONE' OR locked_until <= now())";
+
+		/** The SQL state of a lock wait past {@code lock_timeout}. */
+		private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+		/**
+		 * The SQL state of a statement in a transaction that an earlier failed statement
+		 * aborted.
+		 */
+		private static final String IN_FAILED_SQL_TRANSACTION = "25P02";
 
 		// The insert's row comes from the settings, so that a lock timeout is in force
 		// before the insert runs; the inserted count is the first column, evaluated
@@ -102,6 +113,29 @@ final class PostgresDialect {
 					DELETE FROM %TABLE%
 					WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
 					""", table);
+		}
+
+		/**
+		 * Whether a claim failed because its wait for a concurrent claim ran out.
+		 */
+		static boolean isLockNotAvailable(Throwable failure) {
+			return hasSqlState(failure, LOCK_NOT_AVAILABLE);
+		}
+
+		/**
+		 * Whether a statement failed because its transaction was aborted before it.
+		 */
+		static boolean isTransactionAborted(Throwable failure) {
+			return hasSqlState(failure, IN_FAILED_SQL_TRANSACTION);
+		}
+
+		private static boolean hasSqlState(Throwable failure, String state) {
+			for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+				if (cause instanceof SQLException sql && state.equals(sql.getSQLState())) {
+					return true;
+				}
+			}
+			return false;
 		}
 
 	}
