@@ -23,13 +23,28 @@ public interface IdempotencyKeyStore {
 	 * whose retention has passed does not count as existing.
 	 * <p>
 	 * Inside a transaction, a concurrent uncommitted claim of the same key makes this
-	 * call wait until that transaction ends (bounded by the session's
-	 * {@code lock_timeout}).
+	 * call wait until that transaction ends, for as long as the database lets a statement
+	 * wait for a lock; {@link #claim(KeyClaim, Duration)} bounds the wait.
 	 * @param claim what to claim
 	 * @return {@link ClaimResult.Claimed} with the owner token, or
 	 * {@link ClaimResult.Existing} with the record that was there
 	 */
 	ClaimResult claim(KeyClaim claim);
+
+	/**
+	 * Claim a key as part of the caller's transaction, like {@link #claim(KeyClaim)},
+	 * waiting at most the given time for a concurrent claim of the same key that is not
+	 * committed yet. The bound applies to this claim alone: the caller's statements after
+	 * it wait as they would without it.
+	 * @param claim what to claim
+	 * @param wait the longest wait for a concurrent claim
+	 * @return {@link ClaimResult.Claimed} with the owner token,
+	 * {@link ClaimResult.Existing} with the record that was there (one committed while
+	 * the claim waited included), or {@link ClaimResult.Held} when the concurrent claim
+	 * still held the key at the end of the wait, after which the caller's transaction
+	 * must be rolled back
+	 */
+	ClaimResult claim(KeyClaim claim, Duration wait);
 
 	/**
 	 * Take over an IN_PROGRESS claim whose lease has expired, with a new owner token and
@@ -50,11 +65,10 @@ public interface IdempotencyKeyStore {
 	 * @param owner the owner token returned by {@link #claim} or {@link #takeOver}
 	 * @param response the response to replay to later requests
 	 * @param retention how long from now the record protects the key
-	 * @return {@code true} when completed; {@code false} when the claim was lost (taken
-	 * over, released or completed by someone else), in which case the caller must roll
-	 * back
+	 * @return {@link Completion#COMPLETED}; or why not, in which case the caller must
+	 * roll back
 	 */
-	boolean complete(String scope, String key, String owner, StoredResponse response, Duration retention);
+	Completion complete(String scope, String key, String owner, StoredResponse response, Duration retention);
 
 	/**
 	 * Delete an IN_PROGRESS claim, guarded by the owner token, so that a retry runs

@@ -4,18 +4,24 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.messaging.Message;
 
 /**
  * Rewrites the arguments of a batch listener's invocation so that it receives only some
- * of the records it was delivered: the new ones, or those before a failed one.
+ * of the records it was delivered (the new ones, or those before a failed one), and finds
+ * the record at a position for a recoverer.
  */
 final class BatchArguments {
 
@@ -87,6 +93,41 @@ final class BatchArguments {
 				.add(record);
 		}
 		return new ConsumerRecords<>(filtered, records.nextOffsets());
+	}
+
+	/**
+	 * Return the record at a position of a batch listener's invocation, for a recoverer:
+	 * the record itself, or one rebuilt from a message's or a payload's headers with the
+	 * converted payload as its value.
+	 */
+	static ConsumerRecord<?, ?> recordAt(ListenerSignature signature, @Nullable Object[] arguments, int index) {
+		Object data = signature.records(arguments).get(index);
+		return switch (signature.getDataKind()) {
+			case RECORD -> (ConsumerRecord<?, ?>) data;
+			case MESSAGE -> rebuild(((Message<?>) data).getHeaders(), ((Message<?>) data).getPayload());
+			case PAYLOAD -> rebuild(signature.payloadHeaders(arguments, index), data);
+		};
+	}
+
+	private static ConsumerRecord<?, ?> rebuild(@Nullable Map<String, ?> headers, @Nullable Object value) {
+		Object topic = (headers != null) ? headers.get(KafkaHeaders.RECEIVED_TOPIC) : null;
+		Object partition = (headers != null) ? headers.get(KafkaHeaders.RECEIVED_PARTITION) : null;
+		Object offset = (headers != null) ? headers.get(KafkaHeaders.OFFSET) : null;
+		if (topic == null || !(partition instanceof Number) || !(offset instanceof Number)) {
+			throw new IllegalStateException("The record cannot be rebuilt for its recoverer: its topic, partition "
+					+ "or offset is missing from its headers");
+		}
+		RecordHeaders recordHeaders = new RecordHeaders();
+		headers.forEach((name, header) -> {
+			if (header instanceof byte[] bytes && !name.startsWith(KafkaHeaders.PREFIX)) {
+				recordHeaders.add(name, bytes);
+			}
+		});
+		Object timestamp = headers.get(KafkaHeaders.RECEIVED_TIMESTAMP);
+		return new ConsumerRecord<>(topic.toString(), ((Number) partition).intValue(), ((Number) offset).longValue(),
+				(timestamp instanceof Number number) ? number.longValue() : ConsumerRecord.NO_TIMESTAMP,
+				TimestampType.NO_TIMESTAMP_TYPE, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE,
+				headers.get(KafkaHeaders.RECEIVED_KEY), value, recordHeaders, Optional.empty());
 	}
 
 }

@@ -20,7 +20,8 @@ import org.springframework.kafka.support.KafkaUtils;
  * main listener's group, so that an event that succeeded on a retry topic is a duplicate
  * when it arrives on the main topic again, and the other way round. The dead-letter
  * topic's container keeps its own group: a dead-lettered event replayed onto the main
- * topic must run the listener.
+ * topic must run the listener. A listener whose own group is named like another's
+ * retry-topic group (say {@code billing-retry}) records under its own.
  */
 final class ConsumerGroups {
 
@@ -42,6 +43,9 @@ final class ConsumerGroups {
 			throw new IllegalStateException(
 					"No consumer group for @IdempotentListener method " + method.getMethod().getName()
 							+ ": invoke it from a listener container with a group id, or set consumerGroup");
+		}
+		if (containerGroup.equals(method.getDeclaredGroup())) {
+			return containerGroup;
 		}
 		return this.recordedGroups.computeIfAbsent(containerGroup, this::mainGroup);
 	}

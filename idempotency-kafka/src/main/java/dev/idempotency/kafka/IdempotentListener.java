@@ -27,12 +27,13 @@ import dev.idempotency.core.EventHeaders;
  * never processed unprotected.
  * <p>
  * Record listeners may take a {@code ConsumerRecord}, a {@code Message<?>}, or a payload
- * with {@code @Header} arguments; batch listeners a {@code List} of any of these, or
- * {@code ConsumerRecords}. A batch is marked in one statement and the listener receives
- * only the new records, in order. A listener that returns a future or a reactive type is
- * refused: its work would run after the mark had committed. The listener should do local
- * database work only (plus, for example, an outbox append): a remote call cannot roll
- * back with the transaction.
+ * with {@code @Header} arguments; batch listeners (as their container delivers batches) a
+ * {@code List} of any of these, or {@code ConsumerRecords}. A batch is marked in one
+ * statement and the listener receives only the new records, in order. A listener that
+ * returns a future or a reactive type is refused: its work would run after the mark had
+ * committed; so is one that replies ({@code @SendTo}): a skipped duplicate would never be
+ * answered. The listener should do local database work only (plus, for example, an outbox
+ * append): a remote call cannot roll back with the transaction.
  *
  * @see IdempotentListenerAdvisor
  */
@@ -72,9 +73,11 @@ public @interface IdempotentListener {
 	String consumerGroup() default "";
 
 	/**
-	 * Name of the {@code PlatformTransactionManager} bean that runs the transaction. When
-	 * empty, the advisor's default applies: the configured name, or the only transaction
-	 * manager that is not a Kafka one.
+	 * Name of the {@code PlatformTransactionManager} bean that runs the transaction,
+	 * which must manage the processed-event store's {@code DataSource} (the startup fails
+	 * otherwise). When empty, the advisor's default applies: the configured name, or the
+	 * only transaction manager of that {@code DataSource} (the primary one among
+	 * several).
 	 * @return the transaction manager bean name
 	 */
 	String transactionManager() default "";

@@ -16,6 +16,7 @@ import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.Ordered;
+import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.util.Assert;
 
 /**
@@ -27,8 +28,9 @@ import org.springframework.util.Assert;
  * The {@link ProcessedEventStore}, the {@link IdempotencyMetrics} and the transaction
  * manager are looked up in the bean factory when first needed, so that declaring this
  * advisor early (as advisors are) does not initialize the data source early. A listener
- * whose signature cannot yield an event id, a missing store and an ambiguous transaction
- * manager all fail the startup.
+ * whose signature cannot yield an event id or does not fit its container, a listener that
+ * replies ({@code @SendTo}), a missing store and a transaction manager that does not
+ * manage the store's {@code DataSource} all fail the startup.
  */
 public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 		implements BeanFactoryAware, SmartInitializingSingleton {
@@ -42,7 +44,9 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	 */
 	public static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 1;
 
-	private final IdempotentListenerInterceptor interceptor = new IdempotentListenerInterceptor(EventHeaders.EVENT_ID);
+	private final ListenerInfrastructure infrastructure = new ListenerInfrastructure(EventHeaders.EVENT_ID);
+
+	private final IdempotentListenerInterceptor interceptor = new IdempotentListenerInterceptor(this.infrastructure);
 
 	private final Pointcut pointcut = new StaticMethodMatcherPointcut() {
 
@@ -67,17 +71,17 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	 */
 	public void setEventIdHeader(String eventIdHeader) {
 		Assert.hasText(eventIdHeader, "eventIdHeader must not be empty");
-		this.interceptor.setEventIdHeader(eventIdHeader);
+		this.infrastructure.setEventIdHeader(eventIdHeader);
 	}
 
 	/**
 	 * Set the name of the transaction manager bean for listeners that do not name one.
-	 * When not set, the only transaction manager that is not a Kafka one is used (or the
-	 * one named {@code transactionManager} among several).
+	 * When not set, the only transaction manager that manages the processed-event store's
+	 * {@code DataSource} is used (or the primary one among several).
 	 * @param transactionManagerName the bean name, or {@code null}
 	 */
 	public void setTransactionManagerName(@Nullable String transactionManagerName) {
-		this.interceptor.setTransactionManagerName(transactionManagerName);
+		this.infrastructure.setTransactionManagerName(transactionManagerName);
 	}
 
 	/**
@@ -86,16 +90,16 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	 * @return the header name
 	 */
 	public String getEventIdHeader() {
-		return this.interceptor.getEventIdHeader();
+		return this.infrastructure.getEventIdHeader();
 	}
 
 	/**
 	 * Return the name of the transaction manager bean for listeners that do not name one.
-	 * @return the bean name, or {@code null} to pick the only database transaction
-	 * manager
+	 * @return the bean name, or {@code null} to pick the transaction manager of the
+	 * store's {@code DataSource}
 	 */
 	public @Nullable String getTransactionManagerName() {
-		return this.interceptor.getTransactionManagerName();
+		return this.infrastructure.getTransactionManagerName();
 	}
 
 	/**
@@ -104,7 +108,7 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	 */
 	public void setProcessedEventStore(ProcessedEventStore store) {
 		Assert.notNull(store, "store must not be null");
-		this.interceptor.setStore(store);
+		this.infrastructure.setStore(store);
 	}
 
 	/**
@@ -114,13 +118,29 @@ public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 	 */
 	public void setMetrics(IdempotencyMetrics metrics) {
 		Assert.notNull(metrics, "metrics must not be null");
-		this.interceptor.setMetrics(metrics);
+		this.infrastructure.setMetrics(metrics);
+	}
+
+	/**
+	 * Set where the records are recovered that the library hands over itself instead of
+	 * the container: in a batch whose container runs a transaction, a record without an
+	 * event id or one the listener reports failed with a
+	 * {@code BatchListenerFailedException} (the after-rollback processor could only
+	 * deliver the whole batch again, for ever). Defaults to the application's only (or
+	 * primary) {@link ConsumerRecordRecoverer} bean (a
+	 * {@code DeadLetterPublishingRecoverer}, for example), or else to logging the record
+	 * at ERROR.
+	 * @param recoverer the recoverer
+	 */
+	public void setRecoverer(ConsumerRecordRecoverer recoverer) {
+		Assert.notNull(recoverer, "recoverer must not be null");
+		this.infrastructure.setRecoverer(recoverer);
 	}
 
 	@Override
 	public void setBeanFactory(BeanFactory beanFactory) {
 		Assert.isInstanceOf(ListableBeanFactory.class, beanFactory, "beanFactory must be a ListableBeanFactory");
-		this.interceptor.setBeanFactory((ListableBeanFactory) beanFactory);
+		this.infrastructure.setBeanFactory((ListableBeanFactory) beanFactory);
 	}
 
 	@Override

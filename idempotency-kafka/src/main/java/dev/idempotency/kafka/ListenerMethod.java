@@ -1,205 +1,150 @@
 package dev.idempotency.kafka;
 
 import java.lang.reflect.Method;
-import java.lang.reflect.Parameter;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Future;
 
-import org.apache.kafka.clients.consumer.Consumer;
+import dev.idempotency.kafka.ListenerSignature.DataKind;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.context.expression.MapAccessor;
-import org.springframework.core.KotlinDetector;
-import org.springframework.core.MethodParameter;
-import org.springframework.core.ReactiveAdapterRegistry;
-import org.springframework.core.ResolvableType;
-import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.core.annotation.AnnotationUtils;
-import org.springframework.expression.Expression;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
-import org.springframework.expression.spel.support.StandardEvaluationContext;
-import org.springframework.kafka.annotation.KafkaListener;
-import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.kafka.support.KafkaHeaders;
-import org.springframework.messaging.Message;
-import org.springframework.messaging.MessageHeaders;
-import org.springframework.messaging.handler.annotation.Headers;
-import org.springframework.messaging.handler.annotation.Payload;
 import org.springframework.util.StringUtils;
 
 /**
- * What an {@link IdempotentListener @IdempotentListener} method takes and where its event
- * ids come from, worked out once from its signature so that a listener that cannot yield
- * an id fails at startup rather than at its first record.
+ * An {@link IdempotentListener @IdempotentListener} method as it runs: its signature,
+ * where its event ids come from, whether it receives batches, and the settings of its
+ * annotation. Made once, at startup, so that a listener that cannot yield an id, or whose
+ * signature does not fit its container, fails the startup rather than its first record.
  */
 final class ListenerMethod {
 
-	private static final SpelExpressionParser parser = new SpelExpressionParser();
+	private static final String FIXES = "Have the producer set the header (the outbox does), name another header "
+			+ "with @IdempotentListener(eventIdHeader = \"...\") or idempotency.kafka.event-id-header, compute the id "
+			+ "with @IdempotentListener(eventId = \"<SpEL over the payload>\"), or, where producers cannot give one, "
+			+ "use the record's position with @IdempotentListener(useTopicPartitionOffset = true), which only "
+			+ "recognises the same record delivered again";
 
-	private static final String ASYNCHRONOUS = "its work would run after the transaction that marks the event "
-			+ "processed has committed, so a failure would leave the event marked and never processed. "
-			+ "Do the work before returning, and return void";
+	private final ListenerSignature signature;
 
-	enum DataKind {
-
-		RECORD, MESSAGE, PAYLOAD
-
-	}
-
-	private final Method method;
+	private final EventIdSource ids;
 
 	private final boolean batch;
 
-	private final DataKind dataKind;
-
-	private final int dataIndex;
-
-	private final int acknowledgmentIndex;
-
-	private final @Nullable Expression eventIdExpression;
-
-	private final boolean useOffset;
-
-	private final String headerName;
-
-	private final int headerIndex;
-
-	private final int topicIndex;
-
-	private final int partitionIndex;
-
-	private final int offsetIndex;
-
-	private final List<Integer> headerListIndexes = new ArrayList<>();
-
 	private final @Nullable String consumerGroup;
+
+	private final @Nullable String declaredGroup;
 
 	private final @Nullable String transactionManager;
 
-	private ListenerMethod(Method method, IdempotentListener annotation, String defaultHeaderName) {
-		this.method = method;
-		this.useOffset = annotation.useTopicPartitionOffset();
-		this.eventIdExpression = StringUtils.hasText(annotation.eventId())
-				? parser.parseExpression(annotation.eventId()) : null;
-		this.headerName = StringUtils.hasText(annotation.eventIdHeader()) ? annotation.eventIdHeader()
-				: defaultHeaderName;
-		this.consumerGroup = StringUtils.hasText(annotation.consumerGroup()) ? annotation.consumerGroup() : null;
-		this.transactionManager = StringUtils.hasText(annotation.transactionManager()) ? annotation.transactionManager()
-				: null;
-		int data = -1;
-		int ack = -1;
-		int header = -1;
-		int topic = -1;
-		int partition = -1;
-		int offset = -1;
-		DataKind kind = DataKind.PAYLOAD;
-		boolean listOfData = false;
-		Parameter[] parameters = method.getParameters();
-		for (int i = 0; i < parameters.length; i++) {
-			Parameter parameter = parameters[i];
-			Class<?> type = parameter.getType();
-			org.springframework.messaging.handler.annotation.Header headerAnnotation = AnnotationUtils
-				.findAnnotation(parameter, org.springframework.messaging.handler.annotation.Header.class);
-			if (headerAnnotation != null) {
-				String name = StringUtils.hasText(headerAnnotation.name()) ? headerAnnotation.name()
-						: headerAnnotation.value();
-				if (List.class.isAssignableFrom(type)) {
-					this.headerListIndexes.add(i);
-				}
-				if (name.equals(this.headerName) || name.equals(KafkaHeaders.BATCH_CONVERTED_HEADERS) && header == -1) {
-					header = i;
-				}
-				else if (name.equals(KafkaHeaders.RECEIVED_TOPIC)) {
-					topic = i;
-				}
-				else if (name.equals(KafkaHeaders.RECEIVED_PARTITION)) {
-					partition = i;
-				}
-				else if (name.equals(KafkaHeaders.OFFSET)) {
-					offset = i;
-				}
-				continue;
-			}
-			if (Acknowledgment.class.isAssignableFrom(type)) {
-				ack = i;
-				continue;
-			}
-			if (Consumer.class.isAssignableFrom(type) || MessageHeaders.class.isAssignableFrom(type)
-					|| parameter.isAnnotationPresent(Headers.class)) {
-				continue;
-			}
-			if (data == -1 || parameter.isAnnotationPresent(Payload.class)) {
-				data = i;
-				if (ConsumerRecord.class.isAssignableFrom(type)) {
-					kind = DataKind.RECORD;
-					listOfData = false;
-				}
-				else if (ConsumerRecords.class.isAssignableFrom(type)) {
-					kind = DataKind.RECORD;
-					listOfData = true;
-				}
-				else if (Message.class.isAssignableFrom(type)) {
-					kind = DataKind.MESSAGE;
-					listOfData = false;
-				}
-				else if (List.class.isAssignableFrom(type)) {
-					Class<?> element = ResolvableType.forMethodParameter(new MethodParameter(method, i))
-						.asCollection()
-						.resolveGeneric(0);
-					listOfData = true;
-					if (element != null && ConsumerRecord.class.isAssignableFrom(element)) {
-						kind = DataKind.RECORD;
-					}
-					else if (element != null && Message.class.isAssignableFrom(element)) {
-						kind = DataKind.MESSAGE;
-					}
-					else {
-						kind = DataKind.PAYLOAD;
-					}
-				}
-				else {
-					kind = DataKind.PAYLOAD;
-					listOfData = false;
-				}
-			}
-		}
-		if (data == -1) {
-			throw invalid("it takes no record, message or payload");
-		}
-		if (isAsynchronous(method.getReturnType()) || KotlinDetector.isSuspendingFunction(method)) {
-			throw invalid("it is asynchronous (" + method.getReturnType().getSimpleName() + "): " + ASYNCHRONOUS);
-		}
-		this.dataIndex = data;
-		this.dataKind = kind;
-		this.batch = listOfData && (kind != DataKind.PAYLOAD || isDeclaredBatch(method));
-		this.acknowledgmentIndex = ack;
-		this.headerIndex = header;
-		this.topicIndex = topic;
-		this.partitionIndex = partition;
-		this.offsetIndex = offset;
-		validateSources();
-	}
-
-	static ListenerMethod of(Method method, IdempotentListener annotation, String defaultHeaderName) {
-		return new ListenerMethod(method, annotation, defaultHeaderName);
+	private ListenerMethod(ListenerSignature signature, EventIdSource ids, boolean batch,
+			@Nullable String consumerGroup, @Nullable String declaredGroup, @Nullable String transactionManager) {
+		this.signature = signature;
+		this.ids = ids;
+		this.batch = batch;
+		this.consumerGroup = consumerGroup;
+		this.declaredGroup = declaredGroup;
+		this.transactionManager = transactionManager;
 	}
 
 	/**
-	 * Whether values of the type complete later: a future, a reactive type.
+	 * Make a listener method of a signature and what its annotations declare.
+	 * @throws IllegalStateException for a listener that cannot be made idempotent
 	 */
-	static boolean isAsynchronous(Class<?> type) {
-		return CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)
-				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+	static ListenerMethod of(ListenerSignature signature, IdempotentListener annotation, String defaultHeaderName,
+			ListenerDeclaration declaration) {
+		if (declaration.replies()) {
+			throw signature.invalid("it replies (@SendTo): a duplicate is skipped, so a requester that sent its "
+					+ "request again would never get an answer, and a reply lost after the commit would never be "
+					+ "sent again.",
+					"Send the reply from the listener through the outbox instead, in its transaction.");
+		}
+		EventIdSource ids = EventIdSource.of(annotation, defaultHeaderName);
+		boolean batch = isBatch(signature, declaration);
+		ListenerMethod method = new ListenerMethod(signature, ids, batch,
+				StringUtils.hasText(annotation.consumerGroup()) ? annotation.consumerGroup() : null,
+				declaration.getGroup(),
+				StringUtils.hasText(annotation.transactionManager()) ? annotation.transactionManager() : null);
+		method.validateSources(declaration);
+		return method;
+	}
+
+	/**
+	 * Whether the listener receives batches: as its container delivers them, provided
+	 * that its signature takes them.
+	 */
+	private static boolean isBatch(ListenerSignature signature, ListenerDeclaration declaration) {
+		Boolean declared = declaration.isBatch();
+		if (declared == null) {
+			if (signature.takesList() && !signature.takesOnlyBatches()) {
+				throw signature.invalid(
+						"it takes a List of payloads, and whether its container delivers batches "
+								+ "cannot be told (it has no @KafkaListener, or a container factory of another kind).",
+						"Declare @KafkaListener(batch = \"true\") or batch = \"false\".");
+			}
+			return signature.takesOnlyBatches();
+		}
+		if (declared) {
+			if (declaration.isClassLevel() && signature.takesList()
+					&& signature.getDataKind() != ListenerSignature.DataKind.PAYLOAD) {
+				throw signature.invalid(
+						"a class-level @KafkaListener hands a batch to its @KafkaHandler as a list of "
+								+ "converted payloads, never as records or messages.",
+						"Take a List of payloads and "
+								+ "@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS), or put @KafkaListener on the method.");
+			}
+			// A record signature in a batch container receives one record per call (a
+			// BatchToRecordAdapter), or fails in spring-kafka before it is invoked.
+			return signature.takesList();
+		}
+		if (signature.takesOnlyBatches()) {
+			boolean placeholder = declaration.hasUnresolvedBatchAttribute();
+			throw signature.invalid("it takes a batch (a List of records or messages, or the converted headers of a "
+					+ "batch), but its container delivers one record at a time"
+					+ (placeholder
+							? ": spring-kafka reads a @KafkaListener batch attribute with a placeholder as false, "
+									+ "without resolving it."
+							: "."),
+					(placeholder ? "Write batch = \"true\", or leave it empty and set spring.kafka.listener.type=batch"
+							: "Declare @KafkaListener(batch = \"true\"), set spring.kafka.listener.type=batch")
+							+ " (the container factory's batchListener)"
+							+ (placeholder ? "." : ", or take one record."));
+		}
+		return false;
+	}
+
+	private void validateSources(ListenerDeclaration declaration) {
+		if (this.signature.getDataKind() != DataKind.PAYLOAD) {
+			return;
+		}
+		boolean positions = this.signature.headerIndex(KafkaHeaders.RECEIVED_TOPIC) >= 0
+				&& this.signature.headerIndex(KafkaHeaders.RECEIVED_PARTITION) >= 0
+				&& this.signature.headerIndex(KafkaHeaders.OFFSET) >= 0;
+		boolean converted = this.signature.headerIndex(KafkaHeaders.BATCH_CONVERTED_HEADERS) >= 0;
+		if (this.ids.isPosition() && !positions) {
+			throw this.signature.invalid("useTopicPartitionOffset needs the record position.",
+					"Take a ConsumerRecord or a Message, or add @Header(KafkaHeaders.RECEIVED_TOPIC), "
+							+ "@Header(KafkaHeaders.RECEIVED_PARTITION) and @Header(KafkaHeaders.OFFSET) arguments.");
+		}
+		if (this.ids.isHeader() && this.signature.headerIndex(this.ids.getHeaderName()) == -1
+				&& !(this.batch && converted)) {
+			throw this.signature.invalid(
+					(this.batch ? "a batch of payloads needs @Header(KafkaHeaders.BATCH_CONVERTED_HEADERS)"
+							: "a payload needs @Header(\"" + this.ids.getHeaderName() + "\")")
+							+ " to read the event id.",
+					"Add it, take ConsumerRecord or Message, or set eventId to an expression.");
+		}
+		if (this.batch && declaration.isTransactional() && !positions) {
+			throw this.signature.invalid(
+					"in a container with a transaction manager, a record of a batch that "
+							+ "cannot be processed is recovered by the library, which needs the record's position.",
+					"Add @Header(KafkaHeaders.RECEIVED_TOPIC) List<String>, @Header(KafkaHeaders.RECEIVED_PARTITION) "
+							+ "List<Integer> and @Header(KafkaHeaders.OFFSET) List<Long> arguments, or take the records.");
+		}
 	}
 
 	/**
@@ -207,43 +152,21 @@ final class ListenerMethod {
 	 * asynchronous.
 	 */
 	void checkResult(@Nullable Object result) {
-		if (result != null && isAsynchronous(result.getClass())) {
-			throw new AsynchronousResultException("@IdempotentListener method "
-					+ this.method.getDeclaringClass().getName() + "." + this.method.getName() + " returned a "
-					+ result.getClass().getName() + ": " + ASYNCHRONOUS + "; the event was not marked processed");
+		if (result != null && ListenerSignature.isAsynchronous(result.getClass())) {
+			Method method = getMethod();
+			throw new AsynchronousResultException(
+					"@IdempotentListener method " + method.getDeclaringClass().getName() + "." + method.getName()
+							+ " returned a " + result.getClass().getName() + ": " + ListenerSignature.ASYNCHRONOUS
+							+ "; the event was not marked processed. " + ListenerSignature.RETURN_VOID);
 		}
-	}
-
-	private static boolean isDeclaredBatch(Method method) {
-		KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(method, KafkaListener.class);
-		return listener != null && "true".equalsIgnoreCase(listener.batch());
-	}
-
-	private void validateSources() {
-		if (this.dataKind != DataKind.PAYLOAD || this.eventIdExpression != null) {
-			return;
-		}
-		if (this.useOffset) {
-			if (this.topicIndex == -1 || this.partitionIndex == -1 || this.offsetIndex == -1) {
-				throw invalid("useTopicPartitionOffset needs the record position: take a ConsumerRecord or a "
-						+ "Message, or add @Header(KafkaHeaders.RECEIVED_TOPIC), "
-						+ "@Header(KafkaHeaders.RECEIVED_PARTITION) and @Header(KafkaHeaders.OFFSET) arguments");
-			}
-		}
-		else if (this.headerIndex == -1) {
-			throw invalid((this.batch ? "a batch of payloads needs @Header(KafkaHeaders.BATCH_CONVERTED_HEADERS)"
-					: "a payload needs @Header(\"" + this.headerName + "\")")
-					+ " to read the event id; or take ConsumerRecord or Message, or set eventId to an expression");
-		}
-	}
-
-	private IllegalStateException invalid(String reason) {
-		return new IllegalStateException("@IdempotentListener method " + this.method.getDeclaringClass().getName() + "."
-				+ this.method.getName() + " cannot be made idempotent: " + reason);
 	}
 
 	Method getMethod() {
-		return this.method;
+		return this.signature.getMethod();
+	}
+
+	String name() {
+		return this.signature.name();
 	}
 
 	boolean isBatch() {
@@ -251,27 +174,34 @@ final class ListenerMethod {
 	}
 
 	DataKind getDataKind() {
-		return this.dataKind;
+		return this.signature.getDataKind();
 	}
 
 	int getDataIndex() {
-		return this.dataIndex;
+		return this.signature.getDataIndex();
 	}
 
 	int getAcknowledgmentIndex() {
-		return this.acknowledgmentIndex;
+		return this.signature.getAcknowledgmentIndex();
+	}
+
+	List<Integer> getHeaderListIndexes() {
+		return this.signature.getHeaderListIndexes();
 	}
 
 	/**
-	 * Return the indexes of the {@code @Header} arguments that are lists, which a batch
-	 * listener receives one element per record of.
+	 * The group its annotation records events under, or {@code null} for the container's.
 	 */
-	List<Integer> getHeaderListIndexes() {
-		return this.headerListIndexes;
-	}
-
 	@Nullable String getConsumerGroup() {
 		return this.consumerGroup;
+	}
+
+	/**
+	 * The group its main container is declared with, or {@code null} when that cannot be
+	 * told.
+	 */
+	@Nullable String getDeclaredGroup() {
+		return this.declaredGroup;
 	}
 
 	@Nullable String getTransactionManager() {
@@ -280,28 +210,31 @@ final class ListenerMethod {
 
 	/**
 	 * Return the event id of a record listener's invocation.
+	 * @throws MissingEventIdException when the record has none
 	 */
 	String eventId(@Nullable Object[] arguments) {
-		return requireId(eventIdAt(arguments, arguments[this.dataIndex], -1), -1);
+		return idAt(arguments, arguments[getDataIndex()], -1);
 	}
 
 	/**
-	 * Return the event ids of a batch listener's invocation, in order, up to the first
-	 * record without one.
+	 * Return the event ids of a batch listener's invocation, one per record in order,
+	 * {@code null} for a record that has none.
 	 */
 	BatchIds eventIds(@Nullable Object[] arguments) {
-		List<?> data = records(arguments);
-		List<String> ids = new ArrayList<>((data != null) ? data.size() : 0);
-		if (data != null) {
-			for (int i = 0; i < data.size(); i++) {
-				String id = eventIdAt(arguments, data.get(i), i);
-				if (!StringUtils.hasText(id)) {
-					return new BatchIds(ids, missingId(i));
-				}
-				ids.add(id);
+		List<?> records = records(arguments);
+		List<@Nullable String> ids = new ArrayList<>(records.size());
+		List<@Nullable MissingEventIdException> missing = new ArrayList<>(records.size());
+		for (int i = 0; i < records.size(); i++) {
+			try {
+				ids.add(idAt(arguments, records.get(i), i));
+				missing.add(null);
+			}
+			catch (MissingEventIdException ex) {
+				ids.add(null);
+				missing.add(ex);
 			}
 		}
-		return new BatchIds(ids, null);
+		return new BatchIds(ids, missing);
 	}
 
 	/**
@@ -311,11 +244,7 @@ final class ListenerMethod {
 	 * to compare without serializing it again.
 	 */
 	@Nullable Long payloadFingerprint(@Nullable Object data) {
-		Object payload = switch (this.dataKind) {
-			case RECORD -> (data != null) ? ((ConsumerRecord<?, ?>) data).value() : null;
-			case MESSAGE -> (data != null) ? ((Message<?>) data).getPayload() : null;
-			case PAYLOAD -> data;
-		};
+		Object payload = this.signature.payloadOf(data);
 		byte[] bytes = (payload instanceof byte[] raw) ? raw
 				: (payload instanceof String text) ? text.getBytes(StandardCharsets.UTF_8) : null;
 		if (bytes == null) {
@@ -330,134 +259,55 @@ final class ListenerMethod {
 	}
 
 	/**
-	 * Return the fingerprints of the payloads of a batch listener's first records.
-	 */
-	List<@Nullable Long> payloadFingerprints(@Nullable Object[] arguments, int count) {
-		List<?> records = records(arguments);
-		List<@Nullable Long> fingerprints = new ArrayList<>(count);
-		for (int i = 0; i < count; i++) {
-			fingerprints.add(payloadFingerprint(records.get(i)));
-		}
-		return fingerprints;
-	}
-
-	/**
 	 * Return the records (or messages, or payloads) of a batch listener's invocation, in
 	 * the order the listener sees them.
 	 */
 	List<?> records(@Nullable Object[] arguments) {
-		Object data = arguments[this.dataIndex];
-		if (data instanceof ConsumerRecords<?, ?> records) {
-			List<Object> list = new ArrayList<>(records.count());
-			records.forEach(list::add);
-			return list;
-		}
-		return (data != null) ? (List<?>) data : List.of();
+		return this.signature.records(arguments);
 	}
 
-	private String requireId(@Nullable String id, int index) {
+	/**
+	 * Return the record at a position of a batch listener's invocation, for a recoverer:
+	 * the record itself, or one rebuilt from a message's or a payload's headers with the
+	 * converted payload as its value.
+	 */
+	ConsumerRecord<?, ?> recordAt(@Nullable Object[] arguments, int index) {
+		return BatchArguments.recordAt(this.signature, arguments, index);
+	}
+
+	private String idAt(@Nullable Object[] arguments, @Nullable Object data, int index) {
+		String id;
+		try {
+			id = this.ids.idAt(this.signature, arguments, data, index);
+		}
+		catch (MissingEventIdException ex) {
+			throw missingId(index, ex.getMessage());
+		}
 		if (!StringUtils.hasText(id)) {
-			throw missingId(index);
+			throw missingId(index, null);
 		}
 		return id;
 	}
 
-	private MissingEventIdException missingId(int index) {
-		String source = (this.eventIdExpression != null)
-				? "expression '" + this.eventIdExpression.getExpressionString() + "'"
-				: this.useOffset ? "record position" : "header '" + this.headerName + "'";
-		return new MissingEventIdException("No event id (" + source + ") for "
-				+ ((index >= 0) ? "record " + index + " of the batch of " : "a record of ")
-				+ this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName()
-				+ "; it is not processed");
+	MissingEventIdException missingId(int index, @Nullable String problem) {
+		return new MissingEventIdException("No event id (" + this.ids.describe() + ") for "
+				+ ((index >= 0) ? "record " + index + " of the batch of " : "a record of ") + name()
+				+ ((problem != null) ? ": it " + problem : "") + "; it is not processed. " + FIXES);
 	}
 
 	/**
-	 * The event ids of a batch: one per record up to the first record without an id,
-	 * whose position is then the number of ids.
+	 * The event ids of a batch, one per record: the id, or the failure of a record that
+	 * has none.
 	 *
-	 * @param ids the ids, in order
-	 * @param missing the failure for the first record without an id, if any
+	 * @param ids the ids, in order, {@code null} where there is none
+	 * @param missing the failure of each record without an id, {@code null} elsewhere
 	 */
-	record BatchIds(List<String> ids, @Nullable MissingEventIdException missing) {
+	record BatchIds(List<@Nullable String> ids, List<@Nullable MissingEventIdException> missing) {
 
-	}
+		int firstMissing() {
+			return this.ids.indexOf(null);
+		}
 
-	private @Nullable String eventIdAt(@Nullable Object[] arguments, @Nullable Object data, int index) {
-		if (this.eventIdExpression != null) {
-			Object payload = switch (this.dataKind) {
-				case RECORD -> (data != null) ? ((ConsumerRecord<?, ?>) data).value() : null;
-				case MESSAGE -> (data != null) ? ((Message<?>) data).getPayload() : null;
-				case PAYLOAD -> data;
-			};
-			if (payload == null) {
-				return null;
-			}
-			StandardEvaluationContext context = new StandardEvaluationContext(payload);
-			context.addPropertyAccessor(new MapAccessor());
-			return asString(this.eventIdExpression.getValue(context));
-		}
-		return switch (this.dataKind) {
-			case RECORD -> fromRecord((ConsumerRecord<?, ?>) data);
-			case MESSAGE -> fromHeaders((data != null) ? ((Message<?>) data).getHeaders() : null);
-			case PAYLOAD -> fromArguments(arguments, index);
-		};
-	}
-
-	private @Nullable String fromRecord(@Nullable ConsumerRecord<?, ?> record) {
-		if (record == null) {
-			return null;
-		}
-		if (this.useOffset) {
-			return position(record.topic(), record.partition(), record.offset());
-		}
-		Header header = record.headers().lastHeader(this.headerName);
-		return (header != null) ? asString(header.value()) : null;
-	}
-
-	private @Nullable String fromHeaders(@Nullable Map<String, ?> headers) {
-		if (headers == null) {
-			return null;
-		}
-		if (this.useOffset) {
-			return position(headers.get(KafkaHeaders.RECEIVED_TOPIC), headers.get(KafkaHeaders.RECEIVED_PARTITION),
-					headers.get(KafkaHeaders.OFFSET));
-		}
-		return asString(headers.get(this.headerName));
-	}
-
-	private @Nullable String fromArguments(@Nullable Object[] arguments, int index) {
-		if (this.useOffset) {
-			return position(element(arguments[this.topicIndex], index), element(arguments[this.partitionIndex], index),
-					element(arguments[this.offsetIndex], index));
-		}
-		Object value = element(arguments[this.headerIndex], index);
-		if (value instanceof Map<?, ?> converted) {
-			value = converted.get(this.headerName);
-		}
-		return asString(value);
-	}
-
-	private static @Nullable Object element(@Nullable Object argument, int index) {
-		if (index >= 0 && argument instanceof List<?> list) {
-			return (index < list.size()) ? list.get(index) : null;
-		}
-		return argument;
-	}
-
-	private static @Nullable String position(@Nullable Object topic, @Nullable Object partition,
-			@Nullable Object offset) {
-		if (topic == null || partition == null || offset == null) {
-			return null;
-		}
-		return topic + "-" + partition + "@" + offset;
-	}
-
-	private static @Nullable String asString(@Nullable Object value) {
-		if (value instanceof byte[] bytes) {
-			return new String(bytes, StandardCharsets.UTF_8);
-		}
-		return (value != null) ? value.toString() : null;
 	}
 
 }

@@ -7,6 +7,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.idempotency.core.IdempotencyMetrics.Outcome;
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
 import dev.idempotency.kafka.ListenerTestConfiguration.CountingAdvice;
@@ -20,6 +24,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
@@ -157,7 +162,8 @@ class IdempotentBatchListenerTests {
 		List<ConsumerRecord<String, String>> dead = KafkaTestSupport.readAllUntil(this.bootstrapServers,
 				"batch-events-dlt", bad);
 		assertThat(dead).extracting(ConsumerRecord::value).doesNotContain(good1, good2, good3);
-		assertThat(exceptionMessage(dead.get(dead.size() - 1))).contains("No event id (header 'event-id')");
+		assertThat(exceptionMessage(dead.get(dead.size() - 1))).contains("No event id (header 'event-id')")
+			.contains("eventIdHeader = ", "eventId = ", "useTopicPartitionOffset = true");
 		// Not retried: the error handler recovered it at its first failure.
 		assertThat(this.attempts.of(bad)).containsExactly(1);
 		this.calls.until("batch", good3);
@@ -246,6 +252,123 @@ class IdempotentBatchListenerTests {
 		assertThat(this.metrics.kafka(Outcome.FINGERPRINT_MISMATCH) - mismatches).isEqualTo(2);
 	}
 
+	@Test
+	void batchOfPayloadsFromAContainerFactoryThatDeliversBatchesTakesEachEventOnce() throws Exception {
+		// No batch attribute: the container factory makes the container a batch one, as
+		// spring.kafka.listener.type=batch does.
+		MessageListenerContainer container = this.registry.getListenerContainer("factoryBatch");
+		container.stop();
+		String e1 = newId("e1");
+		String e2 = newId("e2");
+		send(this.kafka, "factory-batch-events", e1, "first");
+		send(this.kafka, "factory-batch-events", e1, "again");
+		send(this.kafka, "factory-batch-events", e2, "first");
+		container.start();
+		this.calls.until("factoryBatch", e2);
+		String sentinel = newId("sentinel");
+		send(this.kafka, "factory-batch-events", e1, "sent again");
+		send(this.kafka, "factory-batch-events", sentinel, "sentinel");
+		assertThat(this.calls.until("factoryBatch", sentinel)).containsExactly(sentinel);
+		awaitEffect("factoryBatch", sentinel);
+		assertThat(effects("factoryBatch", e1)).isOne();
+		assertThat(effects("factoryBatch", e2)).isOne();
+		assertThat(this.jdbc.queryForList(
+				"SELECT event_id FROM processed_event WHERE consumer_group = 'factory-batch-group' ORDER BY event_id",
+				String.class))
+			.containsExactlyInAnyOrder(e1, e2, sentinel);
+	}
+
+	@Test
+	void recordWithoutEventIdInAKafkaTransactionalBatchIsRecoveredAtOnceAndTheOthersTakeEffectOnce() throws Exception {
+		MessageListenerContainer container = this.registry.getListenerContainer("kafkaTransactionBatch");
+		container.stop();
+		this.calls.batches("kafkaTransactionBatch").clear();
+		String e1 = newId("e1");
+		String e2 = newId("e2");
+		String e4 = newId("e4");
+		String e5 = newId("e5");
+		String noId = newId("no-id");
+		send(this.kafka, "kafka-transaction-batch-events", e1, e1);
+		send(this.kafka, "kafka-transaction-batch-events", e2, e2);
+		send(this.kafka, "kafka-transaction-batch-events", null, noId);
+		send(this.kafka, "kafka-transaction-batch-events", e4, e4);
+		RecordMetadata last = KafkaTestSupport.sendForMetadata(this.kafka, "kafka-transaction-batch-events", e5, e5);
+		container.start();
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers,
+				"kafka-transaction-batch-events-dlt", noId);
+		assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN).value(),
+				StandardCharsets.UTF_8))
+			.isEqualTo(MissingEventIdException.class.getName());
+		this.calls.until("kafkaTransactionBatch", e5);
+		assertThat(awaitCommitted("kafka-transaction-batch-group", new TopicPartition(last.topic(), last.partition()),
+				last.offset() + 1))
+			.isGreaterThanOrEqualTo(last.offset() + 1);
+		for (String id : List.of(e1, e2, e4, e5)) {
+			assertThat(effectsCommitted("kafkaTransactionBatch", id)).as(id).isOne();
+		}
+		// Delivered once: the batch was not rewound and delivered again.
+		List<String> delivered = new ArrayList<>();
+		this.calls.batches("kafkaTransactionBatch").forEach(delivered::addAll);
+		assertThat(delivered).containsExactly(e1, e2, e4, e5);
+	}
+
+	@Test
+	void recordReportedFailedInAKafkaTransactionalBatchIsRecoveredAloneAndTheOthersTakeEffectOnce() throws Exception {
+		MessageListenerContainer container = this.registry.getListenerContainer("kafkaTransactionBatch");
+		container.stop();
+		String good1 = newId("good1");
+		String good2 = newId("good2");
+		String bad = newId("bad");
+		String good3 = newId("good3");
+		String badPayload = "bad-always-" + bad;
+		send(this.kafka, "kafka-transaction-batch-events", good1, good1);
+		send(this.kafka, "kafka-transaction-batch-events", good2, good2);
+		send(this.kafka, "kafka-transaction-batch-events", bad, badPayload);
+		RecordMetadata last = KafkaTestSupport.sendForMetadata(this.kafka, "kafka-transaction-batch-events", good3,
+				good3);
+		container.start();
+		KafkaTestSupport.readUntil(this.bootstrapServers, "kafka-transaction-batch-events-dlt", badPayload);
+		assertThat(awaitCommitted("kafka-transaction-batch-group", new TopicPartition(last.topic(), last.partition()),
+				last.offset() + 1))
+			.isGreaterThanOrEqualTo(last.offset() + 1);
+		for (String id : List.of(good1, good2, good3)) {
+			assertThat(effectsCommitted("kafkaTransactionBatch", id)).as(id).isOne();
+		}
+		assertThat(effects("kafkaTransactionBatch", bad)).isZero();
+		assertThat(this.jdbc.queryForObject(
+				"SELECT count(*) FROM processed_event WHERE consumer_group = 'kafka-transaction-batch-group' "
+						+ "AND event_id = ?",
+				Integer.class, bad))
+			.isZero();
+	}
+
+	@Test
+	void skippedDuplicatesOfABatchAreLoggedAtDebugWithTheirIdsAndGroup() throws Exception {
+		Logger logger = (Logger) LoggerFactory.getLogger(IdempotentListenerInterceptor.class);
+		ListAppender<ILoggingEvent> appender = new ListAppender<>();
+		appender.start();
+		Level level = logger.getLevel();
+		logger.setLevel(Level.DEBUG);
+		logger.addAppender(appender);
+		try {
+			this.registry.getListenerContainer("batch").start();
+			String e1 = newId("logged");
+			send(this.kafka, "batch-events", e1, "payload");
+			this.calls.until("batch", e1);
+			String sentinel = newId("sentinel");
+			send(this.kafka, "batch-events", e1, "payload");
+			send(this.kafka, "batch-events", sentinel, "payload");
+			this.calls.until("batch", sentinel);
+			assertThat(appender.list).filteredOn((event) -> event.getLevel() == Level.DEBUG)
+				.extracting(ILoggingEvent::getFormattedMessage)
+				.anySatisfy((message) -> assertThat(message).contains(e1).contains("batch-group"));
+		}
+		finally {
+			logger.detachAppender(appender);
+			logger.setLevel(level);
+		}
+	}
+
 	private void assertGood3ProcessedAfterGood1AndGood2(String listener, String good1, String good2, String good3) {
 		List<List<String>> batches = new ArrayList<>(this.calls.batches(listener));
 		assertThat(batches).as("batches of %s", listener)
@@ -317,6 +440,11 @@ class IdempotentBatchListenerTests {
 	private static String exceptionMessage(ConsumerRecord<String, String> dead) {
 		return new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_MESSAGE).value(),
 				StandardCharsets.UTF_8);
+	}
+
+	private int effectsCommitted(String listener, String eventId) throws InterruptedException {
+		awaitEffect(listener, eventId);
+		return effects(listener, eventId);
 	}
 
 	private int effects(String listener, String eventId) {

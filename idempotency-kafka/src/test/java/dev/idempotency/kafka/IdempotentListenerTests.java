@@ -107,6 +107,36 @@ class IdempotentListenerTests {
 	}
 
 	@Test
+	void binaryEventIdsThatAreNotUtf8AreTwoEventsAndStoredWithoutLoss() throws Exception {
+		// Both decode to U+FFFD as UTF-8.
+		byte[] ff = { (byte) 0xFF };
+		byte[] fe = { (byte) 0xFE };
+		byte[] sentinel = newId("sentinel").getBytes(StandardCharsets.UTF_8);
+		KafkaTestSupport.sendWithIdBytes(this.kafka, "binary-events", ff, "first");
+		KafkaTestSupport.sendWithIdBytes(this.kafka, "binary-events", fe, "second");
+		KafkaTestSupport.sendWithIdBytes(this.kafka, "binary-events", ff, "duplicate");
+		KafkaTestSupport.sendWithIdBytes(this.kafka, "binary-events", sentinel, "sentinel");
+		String sentinelHex = java.util.HexFormat.of().formatHex(sentinel);
+		assertThat(this.calls.until("binary", sentinelHex)).containsExactly("ff", "fe", sentinelHex);
+		assertThat(effects("binary", "ff")).containsExactly("first");
+		assertThat(effects("binary", "fe")).containsExactly("second");
+		assertThat(marked("binary-group", "\uFFFDff")).isTrue();
+		assertThat(marked("binary-group", "\uFFFDfe")).isTrue();
+	}
+
+	@Test
+	void eventIdHeaderThatReachesAPayloadListenerDecodedWithLossIsRefused() throws Exception {
+		String payload = newId("lossy");
+		KafkaTestSupport.sendWithIdBytes(this.kafka, "payload-events", new byte[] { (byte) 0xFF }, payload);
+		ConsumerRecord<String, String> dead = KafkaTestSupport.readUntil(this.bootstrapServers, "payload-events-dlt",
+				payload);
+		assertThat(exceptionMessage(dead)).contains("holds U+FFFD").contains("byte[]");
+		assertThat(this.attempts.of(payload)).containsExactly(1);
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM effect WHERE payload = ?", Integer.class, payload))
+			.isZero();
+	}
+
+	@Test
 	void recordRedeliveredAfterRewindingTheGroupTakesEffectOnce() throws Exception {
 		String eventId = newId("redelivered");
 		send(this.kafka, "payload-events", eventId, "payload");

@@ -67,6 +67,16 @@ final class KafkaTestSupport {
 	}
 
 	/**
+	 * Send a record whose event id header holds the given bytes.
+	 */
+	static RecordMetadata sendWithIdBytes(KafkaTemplate<String, String> template, String topic, byte[] eventId,
+			String payload) throws Exception {
+		ProducerRecord<String, String> record = new ProducerRecord<>(topic, "key", payload);
+		record.headers().add(EventHeaders.EVENT_ID, eventId);
+		return template.send(record).get(10, TimeUnit.SECONDS).getRecordMetadata();
+	}
+
+	/**
 	 * Stop the container, move its group back to the beginning of every partition it
 	 * committed, and start it again: everything it consumed is delivered again.
 	 */

@@ -154,6 +154,16 @@ class ListenerCombinationsConfiguration {
 		return new Handlers(jdbcTemplate, calls);
 	}
 
+	@Bean
+	BatchHandlers batchHandlers(JdbcTemplate jdbcTemplate, Calls calls) {
+		return new BatchHandlers(jdbcTemplate, calls);
+	}
+
+	@Bean
+	SharedGroup sharedGroup(JdbcTemplate jdbcTemplate, Calls calls) {
+		return new SharedGroup(jdbcTemplate, calls);
+	}
+
 	/**
 	 * The method-level listeners.
 	 */
@@ -222,6 +232,15 @@ class ListenerCombinationsConfiguration {
 					this.rebalance.block(record);
 				}
 			}
+		}
+
+		/**
+		 * Its own group is named like the retry-topic group of {@code retried}.
+		 */
+		@KafkaListener(id = "lookalike", topics = "lookalike-events", groupId = "retried-group-retry")
+		@IdempotentListener
+		void onLookalike(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("lookalike", eventId, payload);
 		}
 
 		private void effect(String listener, String eventId, String payload) {
@@ -308,6 +327,80 @@ class ListenerCombinationsConfiguration {
 			this.jdbc.update("INSERT INTO effect (listener, event_id, payload) VALUES ('handlers', ?, ?)", eventId,
 					payload);
 			this.calls.record("handlers", eventId);
+		}
+
+	}
+
+	/**
+	 * A class-level batch listener whose handler takes payloads with their converted
+	 * headers.
+	 */
+	@KafkaListener(id = "batchHandlers", topics = "batch-handler-events", groupId = "batch-handler-group",
+			batch = "true", autoStartup = "false")
+	static class BatchHandlers {
+
+		private final JdbcTemplate jdbc;
+
+		private final Calls calls;
+
+		BatchHandlers(JdbcTemplate jdbc, Calls calls) {
+			this.jdbc = jdbc;
+			this.calls = calls;
+		}
+
+		@KafkaHandler
+		@IdempotentListener
+		void on(List<String> payloads,
+				@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS) List<Map<String, Object>> headers) {
+			List<String> ids = headers.stream()
+				.map((map) -> new String((byte[]) map.get(EventHeaders.EVENT_ID)))
+				.toList();
+			for (int i = 0; i < ids.size(); i++) {
+				this.jdbc.update("INSERT INTO effect (listener, event_id, payload) VALUES ('batchHandlers', ?, ?)",
+						ids.get(i), payloads.get(i));
+			}
+			this.calls.recordBatch("batchHandlers", ids);
+		}
+
+	}
+
+	/**
+	 * Two listeners of one group, on two topics, and a third that records under a group
+	 * of its own.
+	 */
+	static class SharedGroup {
+
+		private final JdbcTemplate jdbc;
+
+		private final Calls calls;
+
+		SharedGroup(JdbcTemplate jdbc, Calls calls) {
+			this.jdbc = jdbc;
+			this.calls = calls;
+		}
+
+		@KafkaListener(id = "orders", topics = "shared-orders-events", groupId = "shared-group")
+		@IdempotentListener
+		void onOrder(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("orders", eventId, payload);
+		}
+
+		@KafkaListener(id = "refunds", topics = "shared-refunds-events", groupId = "shared-group")
+		@IdempotentListener
+		void onRefund(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("refunds", eventId, payload);
+		}
+
+		@KafkaListener(id = "ownGroup", topics = "shared-refunds-events", groupId = "own-group-container")
+		@IdempotentListener(consumerGroup = "own-group")
+		void onOwnGroup(@Payload String payload, @Header(EventHeaders.EVENT_ID) String eventId) {
+			effect("ownGroup", eventId, payload);
+		}
+
+		private void effect(String listener, String eventId, String payload) {
+			this.jdbc.update("INSERT INTO effect (listener, event_id, payload) VALUES (?, ?, ?)", listener, eventId,
+					payload);
+			this.calls.record(listener, eventId);
 		}
 
 	}

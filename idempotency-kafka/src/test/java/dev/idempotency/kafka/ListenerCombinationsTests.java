@@ -85,6 +85,40 @@ class ListenerCombinationsTests {
 	}
 
 	@Test
+	void classLevelBatchListenerOfPayloadsWithConvertedHeadersTakesEachEventOnce() throws Exception {
+		assertBatchTakesEachEffectOnce("batchHandlers", "batch-handler-events");
+	}
+
+	@Test
+	void listenerWhoseGroupIsNamedLikeAnotherListenersRetryGroupRecordsUnderItsOwn() throws Exception {
+		String eventId = newId("lookalike");
+		send(this.kafka, "lookalike-events", eventId, "payload");
+		this.calls.until("lookalike", eventId);
+		awaitEffect("lookalike", eventId);
+		assertThat(marked("retried-group-retry", eventId)).isTrue();
+		assertThat(marked("retried-group", eventId)).isFalse();
+	}
+
+	@Test
+	void anEventIdMarksAnEventForTheWholeGroupWhateverItsTopic() throws Exception {
+		String eventId = newId("shared");
+		send(this.kafka, "shared-orders-events", eventId, "order");
+		this.calls.until("orders", eventId);
+		awaitEffect("orders", eventId);
+		send(this.kafka, "shared-refunds-events", eventId, "refund");
+		String sentinel = newId("sentinel");
+		send(this.kafka, "shared-refunds-events", sentinel, "sentinel");
+		// The documented rule: the second listener of the group skips the id; a listener
+		// that records under a group of its own takes it.
+		assertThat(this.calls.until("refunds", sentinel)).containsExactly(sentinel);
+		assertThat(this.calls.until("ownGroup", sentinel)).containsExactly(eventId, sentinel);
+		awaitEffect("refunds", sentinel);
+		assertThat(effects("orders", eventId)).containsExactly("order");
+		assertThat(effects("refunds", eventId)).isEmpty();
+		assertThat(effects("ownGroup", eventId)).containsExactly("refund");
+	}
+
+	@Test
 	void consumerRecordsBatchReceivesOnlyNewRecordsAndTakesEachEffectOnce() throws Exception {
 		assertBatchTakesEachEffectOnce("consumerRecords", "consumer-records-events");
 	}

@@ -192,13 +192,23 @@ class ListenerTestConfiguration {
 	}
 
 	/**
+	 * The recoverer of the error handler, and of the records the library recovers itself
+	 * (in batches of Kafka-transactional containers).
+	 */
+	@Bean
+	DeadLetterPublishingRecoverer deadLetterPublishingRecoverer(KafkaTemplate<String, String> kafkaTemplate) {
+		return new DeadLetterPublishingRecoverer(kafkaTemplate);
+	}
+
+	/**
 	 * The dead-letter recipe of docs/kafka.md as it stands (records go to
 	 * {@code <topic>-dlt}): nothing in it names the library. The back-off is short, and
 	 * the attempts are recorded so that tests can tell what was retried.
 	 */
 	@Bean
-	DefaultErrorHandler errorHandler(KafkaTemplate<String, String> kafkaTemplate, DeliveryAttempts attempts) {
-		DefaultErrorHandler errorHandler = new DefaultErrorHandler(new DeadLetterPublishingRecoverer(kafkaTemplate),
+	DefaultErrorHandler errorHandler(DeadLetterPublishingRecoverer deadLetterPublishingRecoverer,
+			DeliveryAttempts attempts) {
+		DefaultErrorHandler errorHandler = new DefaultErrorHandler(deadLetterPublishingRecoverer,
 				new FixedBackOff(0L, 2L));
 		errorHandler.setRetryListeners(attempts);
 		return errorHandler;
@@ -261,6 +271,22 @@ class ListenerTestConfiguration {
 			KafkaTransactionManager<String, String> kafkaTransactionManager) {
 		ConcurrentKafkaListenerContainerFactory<String, String> factory = kafkaListenerContainerFactory(consumerFactory,
 				errorHandler);
+		factory.getContainerProperties().setKafkaAwareTransactionManager(kafkaTransactionManager);
+		return factory;
+	}
+
+	/**
+	 * A batch container in Kafka transactions, as Spring Boot makes one with
+	 * {@code spring.kafka.producer.transaction-id-prefix}: no error handler, the
+	 * after-rollback processor of spring-kafka.
+	 */
+	@Bean
+	ConcurrentKafkaListenerContainerFactory<String, String> kafkaTransactionBatchFactory(
+			ConsumerFactory<String, String> consumerFactory,
+			KafkaTransactionManager<String, String> kafkaTransactionManager) {
+		ConcurrentKafkaListenerContainerFactory<String, String> factory = new ConcurrentKafkaListenerContainerFactory<>();
+		factory.setConsumerFactory(consumerFactory);
+		factory.setBatchListener(true);
 		factory.getContainerProperties().setKafkaAwareTransactionManager(kafkaTransactionManager);
 		return factory;
 	}
@@ -592,6 +618,48 @@ class ListenerTestConfiguration {
 			ids.forEach(
 					(id) -> this.jdbc.update("INSERT INTO effect (listener, event_id) VALUES ('payloadBatch', ?)", id));
 			this.calls.recordBatch("payloadBatch", ids);
+		}
+
+		@KafkaListener(id = "factoryBatch", topics = "factory-batch-events", groupId = "factory-batch-group",
+				containerFactory = "batchFactory", autoStartup = "false")
+		@IdempotentListener
+		void onFactoryBatch(List<String> payloads,
+				@Header(KafkaHeaders.BATCH_CONVERTED_HEADERS) List<Map<String, Object>> headers) {
+			List<String> ids = headers.stream().map((map) -> asString(map.get(EventHeaders.EVENT_ID))).toList();
+			for (int i = 0; i < ids.size(); i++) {
+				this.jdbc.update("INSERT INTO effect (listener, event_id, payload) VALUES ('factoryBatch', ?, ?)",
+						ids.get(i), payloads.get(i));
+			}
+			this.calls.recordBatch("factoryBatch", ids);
+		}
+
+		@KafkaListener(id = "kafkaTransactionBatch", topics = "kafka-transaction-batch-events",
+				groupId = "kafka-transaction-batch-group", containerFactory = "kafkaTransactionBatchFactory",
+				autoStartup = "false")
+		@IdempotentListener
+		void onKafkaTransactionBatch(List<ConsumerRecord<String, String>> records) {
+			List<String> ids = records.stream()
+				.map((record) -> new String(record.headers().lastHeader(EventHeaders.EVENT_ID).value()))
+				.toList();
+			for (ConsumerRecord<String, String> record : records) {
+				this.jdbc.update(
+						"INSERT INTO effect (listener, event_id, payload) VALUES ('kafkaTransactionBatch', ?, ?)",
+						new String(record.headers().lastHeader(EventHeaders.EVENT_ID).value()), record.value());
+			}
+			this.calls.recordBatch("kafkaTransactionBatch", ids);
+			for (ConsumerRecord<String, String> record : records) {
+				if (record.value().startsWith("bad-always")) {
+					throw new BatchListenerFailedException("Bad record", record);
+				}
+			}
+		}
+
+		@KafkaListener(id = "binary", topics = "binary-events", groupId = "binary-group")
+		@IdempotentListener
+		void onBinary(ConsumerRecord<String, String> record) {
+			effect("binary",
+					java.util.HexFormat.of().formatHex(record.headers().lastHeader(EventHeaders.EVENT_ID).value()),
+					record.value());
 		}
 
 		@KafkaListener(id = "loose", topics = "loose-events", groupId = "loose-group")

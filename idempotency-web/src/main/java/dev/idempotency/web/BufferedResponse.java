@@ -93,7 +93,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 			clearBody();
 		}
 		super.setStatus(sc);
-		super.setHeader(HttpHeaders.LOCATION, location);
+		super.setHeader(HttpHeaders.LOCATION, asSent(location));
 		this.committed = true;
 	}
 
@@ -110,15 +110,38 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 	@Override
 	public void setHeader(String name, @Nullable String value) {
 		if (!HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name)) {
-			super.setHeader(name, value);
+			super.setHeader(name, asSent(value));
 		}
 	}
 
 	@Override
 	public void addHeader(String name, @Nullable String value) {
 		if (!HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name)) {
-			super.addHeader(name, value);
+			super.addHeader(name, asSent(value));
 		}
+	}
+
+	/**
+	 * A header value as Tomcat sends it: each control character but the tab, and each
+	 * character beyond ISO-8859-1, becomes a space. A handler that copies client text
+	 * into a header (a {@code Location} with a line break) sends the same bytes whatever
+	 * the container, and its response can be stored and replayed as it was sent.
+	 */
+	static @Nullable String asSent(@Nullable String value) {
+		if (value == null) {
+			return null;
+		}
+		char[] chars = null;
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if ((c < 0x20 && c != '\t') || c == 0x7f || c > 0xff) {
+				if (chars == null) {
+					chars = value.toCharArray();
+				}
+				chars[i] = ' ';
+			}
+		}
+		return (chars != null) ? new String(chars) : value;
 	}
 
 	@Override

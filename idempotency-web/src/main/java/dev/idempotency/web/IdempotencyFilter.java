@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import javax.sql.DataSource;
@@ -17,8 +19,12 @@ import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.InvalidIdempotencyKeyException;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -29,11 +35,11 @@ import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationContextAware;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.HttpHeaders;
-import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.util.Assert;
-import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.filter.GenericFilterBean;
 import org.springframework.web.servlet.HandlerMapping;
 
 /**
@@ -46,18 +52,29 @@ import org.springframework.web.servlet.HandlerMapping;
  * <p>
  * Requests to other handlers pass through untouched. The filter finds the handler through
  * the application's {@link HandlerMapping}s, and checks every annotated method when the
+ * application context starts. Register it for the {@code REQUEST}, {@code FORWARD},
+ * {@code INCLUDE} and {@code ASYNC} dispatcher types: a forward or an asynchronous
+ * dispatch to an {@code @Idempotent} handler gets the protocol like a request, unless it
+ * happens within a request that already has it; an include of one is refused, since an
+ * included response cannot be replayed; an error dispatch, which renders the outcome of
+ * the request it belongs to, never gets the protocol.
+ * <p>
+ * The filter reads its settings once, when it checks the handlers: set them before the
  * application context starts.
  */
-public class IdempotencyFilter extends OncePerRequestFilter
+public class IdempotencyFilter extends GenericFilterBean
 		implements ApplicationContextAware, SmartInitializingSingleton {
 
 	// The filter holds the configuration and reads what identifies a request; the parts,
 	// package-private, each do one thing:
 	// - IdempotentEndpoints: which @Idempotent handler serves a request (checked at
 	// startup)
+	// - HandlerTransactions: the transaction of each handler, from its @Transactional
 	// - RequestBodies: the body, read once, within its limit
 	// - RequestFingerprints: the fingerprint of method, route, query, media type and body
 	// - IdempotentExecution: claim, run in the transaction, complete, release
+	// - TwoPhaseClaim, SingleTransactionClaim: how each claim mode holds a key and gives
+	// it back, with PendingReleases and LocalClaims
 	// - StoreTransactions: the transactions, on the transaction manager of the keys
 	// - IdempotentRequest, BufferedResponse: what the handler reads and writes meanwhile
 	// - ProtocolResponses: replays and problem details, which Problems renders through
@@ -78,6 +95,15 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	/** The default wait of a single-transaction duplicate. */
 	public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(5);
 
+	/**
+	 * The default longest time a waiting single-transaction duplicate holds a connection
+	 * at a time.
+	 */
+	public static final Duration DEFAULT_LOCK_ATTEMPT_TIMEOUT = Duration.ofMillis(200);
+
+	/** The default largest number of releases that wait for the database at once. */
+	public static final int DEFAULT_MAX_PENDING_RELEASES = 10_000;
+
 	/** The default largest stored response body, in bytes. */
 	public static final long DEFAULT_MAX_STORED_BODY_SIZE = 1024 * 1024;
 
@@ -96,7 +122,20 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	 */
 	public static final Set<Integer> DEFAULT_RELEASED_CLIENT_ERRORS = Set.of(401, 403, 408, 423, 425, 429);
 
-	private static final List<String> ALWAYS_REPLAYED = List.of(HttpHeaders.LOCATION, HttpHeaders.ETAG);
+	/**
+	 * Replayed with every stored response: the headers that say what its bytes are
+	 * (representation metadata and validators) and where it points.
+	 */
+	private static final List<String> ALWAYS_REPLAYED = List.of(HttpHeaders.CONTENT_ENCODING,
+			HttpHeaders.CONTENT_LANGUAGE, HttpHeaders.CONTENT_LOCATION, HttpHeaders.CONTENT_DISPOSITION,
+			HttpHeaders.CONTENT_RANGE, "Content-Digest", "Repr-Digest", HttpHeaders.LOCATION, HttpHeaders.ETAG,
+			HttpHeaders.LAST_MODIFIED);
+
+	/**
+	 * The request attribute that marks a request under the protocol, so that a dispatch
+	 * within it (a forward of its handler) does not claim again.
+	 */
+	private static final String EXECUTING_ATTRIBUTE = IdempotencyFilter.class.getName() + ".EXECUTING";
 
 	private final IdempotencyKeyStore store;
 
@@ -118,6 +157,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
+	private Duration lockAttemptTimeout = DEFAULT_LOCK_ATTEMPT_TIMEOUT;
+
+	private int maxPendingReleases = DEFAULT_MAX_PENDING_RELEASES;
+
+	private boolean validateExistingTransactions = true;
+
 	private AbandonedClaimPolicy defaultAbandonedClaimPolicy = AbandonedClaimPolicy.TAKE_OVER;
 
 	private long maxStoredBodySize = DEFAULT_MAX_STORED_BODY_SIZE;
@@ -134,13 +179,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	private @Nullable ApplicationContext applicationContext;
 
-	private volatile @Nullable IdempotentEndpoints endpoints;
-
-	private @Nullable StoreTransactions transactions;
-
-	private @Nullable JdbcOperations jdbc;
-
-	private @Nullable Problems problems;
+	private volatile @Nullable Prepared prepared;
 
 	/**
 	 * Create a filter.
@@ -169,7 +208,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	 */
 	public void setTransactionManagerName(@Nullable String transactionManagerName) {
 		this.transactionManagerName = transactionManagerName;
-		this.endpoints = null;
+		reset();
 	}
 
 	/**
@@ -230,6 +269,42 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	}
 
 	/**
+	 * Set how long a waiting single-transaction duplicate may hold a database connection
+	 * at a time, while the request it waits for runs on another instance. Past it, the
+	 * duplicate gives its connection back and tries again, until the lock timeout has
+	 * passed. A duplicate of a request of the same instance waits holding none.
+	 * @param lockAttemptTimeout the longest wait on the database at a time
+	 */
+	public void setLockAttemptTimeout(Duration lockAttemptTimeout) {
+		Assert.isTrue(lockAttemptTimeout != null && lockAttemptTimeout.toMillis() > 0,
+				"lockAttemptTimeout must be positive");
+		this.lockAttemptTimeout = lockAttemptTimeout;
+	}
+
+	/**
+	 * Set how many releases of two-phase claims may wait at once for the database to
+	 * answer again. Past it, the claim of a failed request stays until its lease ends.
+	 * @param maxPendingReleases the largest number of waiting releases
+	 */
+	public void setMaxPendingReleases(int maxPendingReleases) {
+		Assert.isTrue(maxPendingReleases >= 0, "maxPendingReleases must not be negative");
+		this.maxPendingReleases = maxPendingReleases;
+	}
+
+	/**
+	 * Set whether the transaction manager that the handlers run in refuses a
+	 * transactional method that joins a handler's transaction with an isolation level or
+	 * a read-only flag it does not have, rather than running it silently with those of
+	 * the handler's transaction. By default it does: the filter sets
+	 * {@link AbstractPlatformTransactionManager#setValidateExistingTransaction} on it,
+	 * for the whole application.
+	 * @param validateExistingTransactions whether to validate joining transactions
+	 */
+	public void setValidateExistingTransactions(boolean validateExistingTransactions) {
+		this.validateExistingTransactions = validateExistingTransactions;
+	}
+
+	/**
 	 * Set what to do with an abandoned claim, for handlers that do not choose.
 	 * @param policy the policy
 	 */
@@ -250,9 +325,11 @@ public class IdempotencyFilter extends OncePerRequestFilter
 
 	/**
 	 * Set the largest request body that is read into memory for the fingerprint. A
-	 * request with a larger body gets a 413 problem, before its key is claimed. Form and
-	 * multipart bodies are parsed by the servlet container, under its own limits, and
-	 * uploaded files are never held in memory by the filter.
+	 * request with a larger body gets a 413 problem, before its key is claimed, whatever
+	 * its media type. Multipart bodies, and forms that the servlet container parses
+	 * (Tomcat, for POST) or Spring's {@code FormContentFilter} parses (PUT, PATCH), are
+	 * parsed under their limits, and uploaded files are never held in memory by the
+	 * filter.
 	 * @param maxRequestBodySize the limit in bytes
 	 */
 	public void setMaxRequestBodySize(long maxRequestBodySize) {
@@ -275,8 +352,11 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	}
 
 	/**
-	 * Set the headers replayed besides {@code Content-Type}, {@code Location} and
-	 * {@code ETag}.
+	 * Set the headers replayed besides {@code Content-Type}, the other representation
+	 * headers ({@code Content-Encoding}, {@code Content-Language},
+	 * {@code Content-Location}, {@code Content-Disposition}, {@code Content-Range},
+	 * {@code Content-Digest}, {@code Repr-Digest}), {@code Location}, {@code ETag} and
+	 * {@code Last-Modified}.
 	 * @param headers the header names
 	 */
 	public void setReplayedHeaders(Collection<String> headers) {
@@ -309,7 +389,7 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	public void setHandlerMappings(Collection<? extends HandlerMapping> handlerMappings) {
 		Assert.notNull(handlerMappings, "handlerMappings must not be null");
 		this.handlerMappings = List.copyOf(handlerMappings);
-		this.endpoints = null;
+		reset();
 	}
 
 	@Override
@@ -323,22 +403,37 @@ public class IdempotencyFilter extends OncePerRequestFilter
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
-		endpoints();
+		prepared();
 	}
 
-	private IdempotentEndpoints endpoints() {
-		IdempotentEndpoints endpoints = this.endpoints;
-		if (endpoints == null) {
+	/**
+	 * Stop retrying the releases that still wait for the database.
+	 */
+	@Override
+	public void destroy() {
+		reset();
+	}
+
+	private synchronized void reset() {
+		Prepared prepared = this.prepared;
+		this.prepared = null;
+		if (prepared != null && prepared.settings() != null) {
+			prepared.settings().releases().close();
+		}
+	}
+
+	private Prepared prepared() {
+		Prepared prepared = this.prepared;
+		if (prepared == null) {
 			synchronized (this) {
-				endpoints = this.endpoints;
-				if (endpoints == null) {
-					endpoints = new IdempotentEndpoints(findHandlerMappings());
-					check(endpoints);
-					this.endpoints = endpoints;
+				prepared = this.prepared;
+				if (prepared == null) {
+					prepared = prepare(new IdempotentEndpoints(findHandlerMappings()));
+					this.prepared = prepared;
 				}
 			}
 		}
-		return endpoints;
+		return prepared;
 	}
 
 	private Collection<? extends HandlerMapping> findHandlerMappings() {
@@ -355,9 +450,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		return mappings;
 	}
 
-	private void check(IdempotentEndpoints endpoints) {
+	/**
+	 * Check the handlers and settle everything their requests share.
+	 */
+	private Prepared prepare(IdempotentEndpoints endpoints) {
 		if (endpoints.isEmpty()) {
-			return;
+			return new Prepared(endpoints, null, Map.of());
 		}
 		IdempotentEndpoint first = endpoints.all().iterator().next();
 		DataSource keys = (this.dataSource != null) ? this.dataSource
@@ -370,60 +468,132 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		PlatformTransactionManager transactionManager = StoreTransactions.find(this.transactionManager,
 				this.transactionManagerName, keys, this.applicationContext, first.name());
 		this.transactionManager = transactionManager;
-		this.transactions = new StoreTransactions(transactionManager, keys);
-		this.jdbc = new JdbcTemplate(keys);
-		this.problems = Problems.of(this.applicationContext);
+		HandlerTransactions handlerTransactions = new HandlerTransactions(this.applicationContext);
+		Map<IdempotentEndpoint, EndpointSettings> settings = new HashMap<>();
 		for (IdempotentEndpoint endpoint : endpoints.all()) {
-			Duration lease = lease(endpoint);
-			Duration retention = retention(endpoint);
-			if (retention.compareTo(lease) <= 0) {
-				throw new IllegalStateException(
-						"@Idempotent handler " + endpoint.name() + " has a retention (" + retention
-								+ ") that is not longer than its lease (" + lease + "); make the retention longer.");
+			settings.put(endpoint,
+					endpointSettings(endpoint, handlerTransactions.definition(endpoint, transactionManager)));
+		}
+		validateExistingTransactions(transactionManager);
+		StoreTransactions transactions = new StoreTransactions(transactionManager, keys);
+		return new Prepared(endpoints,
+				new IdempotentExecution.Settings(this.store, transactions,
+						new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(),
+						this.metrics, new ProtocolResponses(this.metrics, Problems.of(this.applicationContext)),
+						this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
+						this.replayedHeaders, this.releasedClientErrors),
+				Map.copyOf(settings));
+	}
+
+	private EndpointSettings endpointSettings(IdempotentEndpoint endpoint, TransactionDefinition transaction) {
+		Duration lease = (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
+		Duration retention = (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
+		if (retention.compareTo(lease) <= 0) {
+			throw new IllegalStateException("@Idempotent handler " + endpoint.name() + " has a retention (" + retention
+					+ ") that is not longer than its lease (" + lease + "); make the retention longer.");
+		}
+		return new EndpointSettings(endpoint, (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode, lease,
+				retention, (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy,
+				transaction);
+	}
+
+	/**
+	 * A transactional method deeper down, such as a service's
+	 * {@code @Transactional(isolation = SERIALIZABLE)}, joins the handler's transaction,
+	 * which the library began before anyone could know what that method asks for. Spring
+	 * lets it join silently with a weaker isolation unless its transaction manager
+	 * validates existing transactions: then it refuses, and the request fails before any
+	 * of its work commits.
+	 */
+	private void validateExistingTransactions(PlatformTransactionManager transactionManager) {
+		if (!this.validateExistingTransactions) {
+			return;
+		}
+		if (transactionManager instanceof AbstractPlatformTransactionManager validating) {
+			if (!validating.isValidateExistingTransaction()) {
+				validating.setValidateExistingTransaction(true);
+				logger.info("Transaction manager " + transactionManager.getClass().getSimpleName()
+						+ " now refuses a transaction that joins an @Idempotent handler's with another isolation"
+						+ " level or read-only flag (idempotency.web.validate-existing-transactions)");
 			}
+		}
+		else {
+			logger.warn("Transaction manager " + transactionManager.getClass().getName() + " cannot be made to refuse"
+					+ " a transaction that joins an @Idempotent handler's with another isolation level: declare the"
+					+ " isolation on the handler");
 		}
 	}
 
-	private Duration lease(IdempotentEndpoint endpoint) {
-		return (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
-	}
-
-	private Duration retention(IdempotentEndpoint endpoint) {
-		return (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
-	}
-
 	@Override
-	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+	public void doFilter(ServletRequest servletRequest, ServletResponse servletResponse, FilterChain chain)
 			throws ServletException, IOException {
-		IdempotentEndpoints.Match match = endpoints().find(request);
+		if (!(servletRequest instanceof HttpServletRequest request)
+				|| !(servletResponse instanceof HttpServletResponse response) || isPartOfAnother(servletRequest)) {
+			chain.doFilter(servletRequest, servletResponse);
+			return;
+		}
+		Prepared prepared = prepared();
+		IdempotentEndpoints.Match match = prepared.endpoints().find(request);
 		if (match == null) {
 			chain.doFilter(request, response);
 			return;
 		}
+		if (request.getDispatcherType() == DispatcherType.INCLUDE) {
+			throw new ServletException("@Idempotent handler " + match.endpoint().name() + " cannot be included:"
+					+ " an included response cannot be replayed. Forward to it, or request it directly.");
+		}
+		request.setAttribute(EXECUTING_ATTRIBUTE, Boolean.TRUE);
+		try {
+			serve(request, response, chain, match, prepared);
+		}
+		finally {
+			request.removeAttribute(EXECUTING_ATTRIBUTE);
+		}
+	}
+
+	/**
+	 * Whether a dispatch belongs to a request that is already answered otherwise: within
+	 * the execution of an {@code @Idempotent} handler (its forwards and includes), or
+	 * rendering an error (an error dispatch, and what it forwards to).
+	 */
+	private static boolean isPartOfAnother(ServletRequest request) {
+		return request.getAttribute(EXECUTING_ATTRIBUTE) != null || request.getDispatcherType() == DispatcherType.ERROR
+				|| request.getAttribute(RequestDispatcher.ERROR_REQUEST_URI) != null;
+	}
+
+	private void serve(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+			IdempotentEndpoints.Match match, Prepared prepared) throws ServletException, IOException {
 		IdempotentEndpoint endpoint = match.endpoint();
-		IdempotentExecution.Settings settings = settings();
+		IdempotentExecution.Settings settings = prepared.settings();
+		Assert.state(settings != null, "No settings: the @Idempotent handlers were not checked");
+		ProtocolResponses responses = settings.responses();
 		List<String> keys = Collections.list(request.getHeaders(KEY_HEADER));
 		if (keys.isEmpty() && !endpoint.required()) {
 			chain.doFilter(request, response);
 			return;
 		}
-		String key = key(keys, request, response, match, settings.responses());
+		String key = key(keys, request, response, match, responses);
 		if (key == null) {
 			return;
 		}
 		String contentTypeProblem = RequestFingerprints.contentTypeProblem(request.getContentType());
 		if (contentTypeProblem != null) {
-			settings.responses().invalidContentType(request, response, match, contentTypeProblem);
+			responses.invalidContentType(request, response, match, contentTypeProblem);
 			return;
 		}
 		String scope = this.scopeResolver.resolve(request);
 		Assert.state(scope != null, "The scope resolver returned null");
 		byte[] body = null;
-		if (!RequestBodies.isParsedByTheContainer(request.getContentType())) {
-			body = RequestBodies.read(request, (int) this.maxRequestBodySize);
+		if (!RequestBodies.isMultipart(request.getContentType())) {
+			body = RequestBodies.readUnparsed(request, (int) this.maxRequestBodySize);
 			if (body == null) {
-				settings.responses().requestTooLarge(request, response, match, this.maxRequestBodySize);
+				responses.requestTooLarge(request, response, match, this.maxRequestBodySize);
 				return;
+			}
+			if (body.length == 0 && RequestBodies.isForm(request.getContentType())) {
+				// The container parsed the form, or there is none: the parameters
+				// stand for it.
+				body = null;
 			}
 		}
 		String fingerprint;
@@ -431,12 +601,14 @@ public class IdempotencyFilter extends OncePerRequestFilter
 			fingerprint = RequestFingerprints.of(request, match.route(), endpoint, body);
 		}
 		catch (FingerprintLimitExceededException ex) {
-			settings.responses().bodyTooComplex(request, response, match, ex);
+			responses.bodyTooComplex(request, response, match, ex);
 			return;
 		}
+		EndpointSettings endpointSettings = prepared.endpointSettings().get(endpoint);
+		Assert.state(endpointSettings != null, "No settings for " + endpoint.name());
 		IdempotentRequest target = new IdempotentRequest(request, body, endpoint.name());
-		new IdempotentExecution(settings, endpoint, scope, key, fingerprint, request, response, match).run(target,
-				chain);
+		new IdempotentExecution(settings, endpointSettings, scope, key, fingerprint, request, response, match)
+			.run(target, chain);
 	}
 
 	/**
@@ -459,16 +631,12 @@ public class IdempotencyFilter extends OncePerRequestFilter
 		}
 	}
 
-	private IdempotentExecution.Settings settings() {
-		StoreTransactions transactions = this.transactions;
-		JdbcOperations jdbc = this.jdbc;
-		Problems problems = this.problems;
-		Assert.state(transactions != null && jdbc != null && problems != null,
-				"No transactions: the @Idempotent handlers were not checked");
-		return new IdempotentExecution.Settings(this.store, transactions, jdbc, this.metrics,
-				new ProtocolResponses(this.metrics, problems), this.defaultMode, this.defaultLease,
-				this.defaultRetention, this.lockTimeout, this.defaultAbandonedClaimPolicy, this.maxStoredBodySize,
-				this.maxResponseSize, this.replayedHeaders, this.releasedClientErrors);
+	/**
+	 * What the filter settles once: the handlers, what their requests share (none without
+	 * handlers), and the settings of each.
+	 */
+	private record Prepared(IdempotentEndpoints endpoints, IdempotentExecution.@Nullable Settings settings,
+			Map<IdempotentEndpoint, EndpointSettings> endpointSettings) {
 	}
 
 }

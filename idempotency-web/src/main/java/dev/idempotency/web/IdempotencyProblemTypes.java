@@ -52,6 +52,18 @@ public final class IdempotencyProblemTypes {
 	public static final URI COMMIT_FAILED = URI.create(BASE + "commit-failed");
 
 	/**
+	 * 500: the handler caught a failed statement and went on, but the database had
+	 * aborted the transaction, which can then never commit; nothing was done.
+	 */
+	public static final URI TRANSACTION_ABORTED = URI.create(BASE + "transaction-aborted");
+
+	/**
+	 * 500: a transactional method that the handler called asked for an isolation level or
+	 * a read-only flag other than the transaction the handler runs in; nothing was done.
+	 */
+	public static final URI TRANSACTION_INCOMPATIBLE = URI.create(BASE + "transaction-incompatible");
+
+	/**
 	 * 500: the handler's response was larger than the filter holds until the commit; its
 	 * work was rolled back.
 	 */

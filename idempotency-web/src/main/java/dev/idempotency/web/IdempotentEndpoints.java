@@ -1,6 +1,7 @@
 package dev.idempotency.web;
 
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -52,7 +53,7 @@ final class IdempotentEndpoints {
 
 	private final List<RequestMappingInfoHandlerMapping> mappings;
 
-	private final Map<java.lang.reflect.Method, IdempotentEndpoint> endpoints;
+	private final Map<Method, IdempotentEndpoint> endpoints;
 
 	private final Set<String> methods;
 
@@ -77,8 +78,8 @@ final class IdempotentEndpoints {
 				}
 				String name = handlerMethod.getShortLogMessage();
 				checkReturnType(handlerMethod, name, classLoader);
-				this.endpoints.put(handlerMethod.getMethod(),
-						IdempotentEndpoint.of(name, handlerMethod.getMethod(), annotation));
+				this.endpoints.put(handlerMethod.getMethod(), IdempotentEndpoint.of(name, handlerMethod.getMethod(),
+						handlerMethod.getBeanType(), annotation));
 				Set<RequestMethod> declared = entry.getKey().getMethodsCondition().getMethods();
 				if (declared.isEmpty()) {
 					any = true;
@@ -88,6 +89,10 @@ final class IdempotentEndpoints {
 		}
 		Set<String> names = new HashSet<>();
 		httpMethods.forEach((method) -> names.add(method.name()));
+		if (names.contains(RequestMethod.GET.name())) {
+			// Spring MVC serves HEAD with the GET handler.
+			names.add(RequestMethod.HEAD.name());
+		}
 		this.methods = names;
 		this.anyMethod = any;
 	}

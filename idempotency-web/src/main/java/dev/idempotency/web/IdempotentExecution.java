@@ -5,7 +5,6 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
@@ -19,12 +18,12 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.Completion;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -34,8 +33,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.IllegalTransactionStateException;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
 
@@ -43,7 +41,8 @@ import org.springframework.web.util.WebUtils;
  * One request under {@code @Idempotent}, from its claim to its answer: claim the key (or
  * settle with the record that holds it), run the handler in the business transaction,
  * complete the key with the response in that transaction, and release the response only
- * after the commit. A failed request gives its claim back.
+ * after the commit. A failed request gives its claim back. How the key is claimed and
+ * given back is its claim mode's ({@link TwoPhaseClaim}, {@link SingleTransactionClaim}).
  */
 final class IdempotentExecution {
 
@@ -51,7 +50,7 @@ final class IdempotentExecution {
 
 	private final Settings settings;
 
-	private final IdempotentEndpoint endpoint;
+	private final EndpointSettings endpoint;
 
 	private final String scope;
 
@@ -65,15 +64,9 @@ final class IdempotentExecution {
 
 	private final IdempotentEndpoints.Match match;
 
-	private final ClaimMode mode;
-
-	private final Duration lease;
-
-	private final Duration retention;
-
 	private final String keyHash;
 
-	IdempotentExecution(Settings settings, IdempotentEndpoint endpoint, String scope, String key, String fingerprint,
+	IdempotentExecution(Settings settings, EndpointSettings endpoint, String scope, String key, String fingerprint,
 			HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match) {
 		this.settings = settings;
 		this.endpoint = endpoint;
@@ -83,105 +76,33 @@ final class IdempotentExecution {
 		this.request = request;
 		this.response = response;
 		this.match = match;
-		this.mode = settings.mode(endpoint);
-		this.lease = settings.lease(endpoint);
-		this.retention = settings.retention(endpoint);
 		this.keyHash = hash(scope, key);
 	}
 
 	void run(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
-		if (this.mode == ClaimMode.TWO_PHASE) {
-			runTwoPhase(target, chain);
-		}
-		else {
-			runSingleTransaction(target, chain);
-		}
-	}
-
-	private void runTwoPhase(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
-		ClaimResult result = transactions().outside(this::timedClaim);
-		String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
-				: settle(((ClaimResult.Existing) result).record());
-		if (owner == null) {
+		HeldClaim claim = (this.endpoint.mode() == ClaimMode.TWO_PHASE) ? TwoPhaseClaim.acquire(this)
+				: SingleTransactionClaim.acquire(this);
+		if (claim == null) {
 			return;
 		}
-		TransactionStatus transaction;
 		try {
-			transaction = transactions().begin(transactionName());
-		}
-		catch (RuntimeException ex) {
-			release(owner);
-			throw ex;
-		}
-		try {
-			execute(transaction, owner, target, chain);
+			execute(claim, target, chain);
 		}
 		finally {
-			if (!transaction.isCompleted()) {
-				rollBackAndRelease(transaction, owner);
+			if (claim.isOpen()) {
+				claim.abandon();
 			}
 		}
-	}
-
-	private void runSingleTransaction(IdempotentRequest target, FilterChain chain)
-			throws ServletException, IOException {
-		TransactionStatus transaction = transactions().begin(transactionName());
-		try {
-			String owner = claimInTransaction();
-			if (owner != null) {
-				execute(transaction, owner, target, chain);
-			}
-		}
-		finally {
-			if (!transaction.isCompleted()) {
-				transactions().rollback(transaction);
-			}
-		}
-	}
-
-	private @Nullable String claimInTransaction() throws IOException {
-		ClaimResult result;
-		try {
-			result = claimWaitingAtMost(this.settings.lockTimeout());
-		}
-		catch (RuntimeException ex) {
-			if (!isLockTimeout(ex)) {
-				throw ex;
-			}
-			log.debug("Key " + this.keyHash + " still held after the lock timeout");
-			responses().keyInUse(this.request, this.response, this.match, Duration.ofSeconds(1), this.keyHash);
-			return null;
-		}
-		return (result instanceof ClaimResult.Claimed claimed) ? claimed.owner()
-				: settle(((ClaimResult.Existing) result).record());
-	}
-
-	/**
-	 * Claim in the business transaction, waiting at most the lock timeout on a concurrent
-	 * claim of the key. The JDBC store does it in one statement; another store gets the
-	 * bound around its claim.
-	 */
-	private ClaimResult claimWaitingAtMost(Duration lockTimeout) {
-		// Not for a subclass: it may have overridden claim(KeyClaim), which the one
-		// statement would bypass.
-		if (store() instanceof JdbcIdempotencyKeyStore jdbcStore
-				&& jdbcStore.getClass() == JdbcIdempotencyKeyStore.class) {
-			return this.settings.metrics()
-				.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB,
-						() -> jdbcStore.claim(claim(), lockTimeout));
-		}
-		JdbcOperations jdbc = this.settings.jdbc();
-		jdbc.execute("SET LOCAL lock_timeout = " + lockTimeout.toMillis());
-		ClaimResult result = timedClaim();
-		jdbc.execute("SET LOCAL lock_timeout TO DEFAULT");
-		return result;
 	}
 
 	/**
 	 * Answer a request whose key already has a record, or take an abandoned claim over.
+	 * @param takeOver takes the claim over, in the claim mode's transaction
+	 * @param find reads the record again, in the claim mode's transaction
 	 * @return the owner token after a take-over; {@code null} when answered
 	 */
-	private @Nullable String settle(IdempotencyRecord record) throws IOException {
+	@Nullable String settle(IdempotencyRecord record, Supplier<Optional<String>> takeOver,
+			Supplier<Optional<IdempotencyRecord>> find) throws IOException {
 		if (!record.matches(this.fingerprint)) {
 			responses().keyReused(this.request, this.response, this.match, this.keyHash);
 			return null;
@@ -194,16 +115,16 @@ final class IdempotentExecution {
 			responses().keyInUse(this.request, this.response, this.match, record.remainingLease(), this.keyHash);
 			return null;
 		}
-		if (this.settings.abandonedClaimPolicy(this.endpoint) == AbandonedClaimPolicy.REFUSE) {
+		if (this.endpoint.abandonedClaimPolicy() == AbandonedClaimPolicy.REFUSE) {
 			responses().abandoned(this.request, this.response, this.match, this.keyHash);
 			return null;
 		}
-		Optional<String> owner = inClaimTransaction(() -> store().takeOver(this.scope, this.key, this.lease));
+		Optional<String> owner = takeOver.get();
 		if (owner.isPresent()) {
 			log.info("Key " + this.keyHash + " was abandoned by the request that claimed it; taking it over");
 			return owner.get();
 		}
-		Optional<IdempotencyRecord> now = inClaimTransaction(() -> store().find(this.scope, this.key));
+		Optional<IdempotencyRecord> now = find.get();
 		if (now.isPresent() && now.get().status() == IdempotencyRecord.Status.DONE
 				&& now.get().matches(this.fingerprint)) {
 			responses().replay(now.get(), this.request, this.response, this.match, this.keyHash);
@@ -214,15 +135,21 @@ final class IdempotentExecution {
 		return null;
 	}
 
-	private void execute(TransactionStatus transaction, String owner, IdempotentRequest target, FilterChain chain)
+	private void execute(HeldClaim claim, IdempotentRequest target, FilterChain chain)
 			throws ServletException, IOException {
 		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
 		this.settings.metrics().executed(IdempotencyMetrics.WEB);
-		runHandler(transaction, target, chain, buffered);
+		Throwable thrown = runHandler(claim, target, chain, buffered);
+		Throwable failure = (thrown != null) ? thrown : failure(target);
+		IllegalTransactionStateException incompatible = incompatibleTransaction(failure);
+		if (incompatible != null) {
+			claim.abandon();
+			responses().transactionIncompatible(this.request, this.response, this.match, incompatible, this.keyHash);
+			return;
+		}
 		int status = buffered.getStatus();
-		Throwable failure = failure(target);
 		if (buffered.isOverflowed()) {
-			rollBackAndRelease(transaction, owner);
+			claim.abandon();
 			responses().responseTooLarge(this.request, this.response, this.match, this.settings.maxResponseSize(),
 					this.keyHash);
 			return;
@@ -232,7 +159,7 @@ final class IdempotentExecution {
 			// Nothing to remember: Spring MVC refused the request before the handler ran
 			// (a body it could not read, an argument it could not bind or validate), or
 			// the outcome is not final. The corrected or later request uses the same key.
-			rollBackAndRelease(transaction, owner);
+			claim.abandon();
 			log.debug("Key " + this.keyHash + " released after status " + status);
 			buffered.release();
 			return;
@@ -241,71 +168,86 @@ final class IdempotentExecution {
 			responses().renderError(this.request, buffered, status);
 		}
 		StoredResponse stored = capture(buffered, status);
-		if (failure != null || transaction.isRollbackOnly()) {
+		if (failure != null || claim.isRollbackOnly()) {
 			// The handler failed (an exception it threw was resolved into a response, or
 			// its transaction was marked rollback-only): its work is rolled back and only
 			// a decided outcome is kept.
-			transactions().rollback(transaction);
 			if (failure != null || status >= 400) {
-				storeAfterRollback(owner, stored);
+				claim.undoAndStore(stored);
 				buffered.release();
 			}
 			else {
-				release(owner);
+				claim.abandon();
 				responses().commitFailed(this.request, this.response, this.match, null, this.keyHash);
 			}
 			return;
 		}
-		commit(transaction, owner, stored, buffered);
+		completeAndCommit(claim, stored, buffered);
 	}
 
-	private void runHandler(TransactionStatus transaction, IdempotentRequest target, FilterChain chain,
+	/**
+	 * Run the handler into the buffered response.
+	 * @return an exception of the handler that the library answers itself, if any
+	 */
+	private @Nullable Throwable runHandler(HeldClaim claim, IdempotentRequest target, FilterChain chain,
 			BufferedResponse buffered) throws ServletException, IOException {
 		try {
 			chain.doFilter(target, buffered);
 		}
 		catch (ServletException | IOException | RuntimeException | Error ex) {
+			if (target.isAsyncRefused()) {
+				keepClaimForWorkElsewhere(claim);
+			}
+			else if (incompatibleTransaction(ex) != null) {
+				return ex;
+			}
 			if (!this.response.isCommitted()) {
 				this.response.reset();
-			}
-			if (target.isAsyncRefused()) {
-				keepClaimForWorkElsewhere(transaction);
 			}
 			throw ex;
 		}
 		if (target.isAsyncRefused() || target.isAsyncStarted()) {
-			keepClaimForWorkElsewhere(transaction);
+			keepClaimForWorkElsewhere(claim);
 			this.response.reset();
 			throw new IllegalStateException("@Idempotent handler " + this.endpoint.name()
 					+ " returned an asynchronous result, which cannot be held until its transaction commits");
 		}
+		return null;
 	}
 
 	/**
 	 * Complete the key with the response in the business transaction, commit, and only
 	 * then send the response.
 	 */
-	private void commit(TransactionStatus transaction, String owner, StoredResponse stored, BufferedResponse buffered)
+	private void completeAndCommit(HeldClaim claim, StoredResponse stored, BufferedResponse buffered)
 			throws IOException {
-		if (!store().complete(this.scope, this.key, owner, stored, this.retention)) {
-			transactions().rollback(transaction);
+		Completion completion;
+		try {
+			completion = claim.complete(stored);
+		}
+		catch (RuntimeException ex) {
+			claim.abandon();
+			responses().commitFailed(this.request, this.response, this.match, ex, this.keyHash);
+			return;
+		}
+		if (completion == Completion.CLAIM_LOST) {
+			claim.abandon();
 			responses().claimLost(this.request, this.response, this.match, this.keyHash);
 			return;
 		}
+		if (completion == Completion.TRANSACTION_ABORTED) {
+			claim.abandon();
+			responses().transactionAborted(this.request, this.response, this.match, this.keyHash);
+			return;
+		}
 		try {
-			transactions().commit(transaction);
+			claim.commit();
 		}
 		catch (RuntimeException ex) {
-			release(owner);
 			responses().commitFailed(this.request, this.response, this.match, ex, this.keyHash);
 			return;
 		}
 		buffered.release();
-	}
-
-	private void rollBackAndRelease(TransactionStatus transaction, String owner) {
-		transactions().rollback(transaction);
-		release(owner);
 	}
 
 	/**
@@ -315,20 +257,11 @@ final class IdempotentExecution {
 	 * stays claimed until the lease ends, as after a crash, so that no retry runs beside
 	 * that work.
 	 */
-	private void keepClaimForWorkElsewhere(TransactionStatus transaction) {
-		transactions().rollback(transaction);
-		if (this.mode != ClaimMode.TWO_PHASE) {
-			// The claim was part of the rolled-back transaction: claim again, on its own.
-			try {
-				transactions().outside(this::timedClaim);
-			}
-			catch (RuntimeException ex) {
-				log.warn("Could not keep key " + this.keyHash + " claimed", ex);
-			}
-		}
+	private void keepClaimForWorkElsewhere(HeldClaim claim) {
+		claim.undoAndKeep();
 		log.error("@Idempotent handler " + this.endpoint.name() + " returned an asynchronous result at run time;"
 				+ " its work is rolled back and key " + this.keyHash + " stays claimed until its lease ends ("
-				+ this.lease + ")");
+				+ this.endpoint.lease() + ")");
 	}
 
 	/**
@@ -343,6 +276,21 @@ final class IdempotentExecution {
 	}
 
 	/**
+	 * The refusal of a transactional method that the handler called to join the library's
+	 * transaction, whose isolation level or read-only flag it does not accept, if that is
+	 * how the handler failed.
+	 */
+	private static @Nullable IllegalTransactionStateException incompatibleTransaction(@Nullable Throwable failure) {
+		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+		for (Throwable cause = failure; cause != null && seen.add(cause); cause = cause.getCause()) {
+			if (cause instanceof IllegalTransactionStateException incompatible) {
+				return incompatible;
+			}
+		}
+		return null;
+	}
+
+	/**
 	 * Whether a failure came from within the handler method: its frame is on the stack of
 	 * the exception or of one of its causes. Spring MVC offers no hook between resolving
 	 * the arguments (and validating them) and calling the method, but what it throws
@@ -352,7 +300,7 @@ final class IdempotentExecution {
 	 * than stored, the safe side, since the work is rolled back either way.
 	 */
 	private boolean ran(Throwable failure) {
-		Method method = this.endpoint.method();
+		Method method = this.endpoint.endpoint().method();
 		String type = method.getDeclaringClass().getName();
 		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
 		for (Throwable cause = failure; cause != null && seen.add(cause); cause = cause.getCause()) {
@@ -385,63 +333,77 @@ final class IdempotentExecution {
 		return new StoredResponse(status, headers, body);
 	}
 
-	private void storeAfterRollback(String owner, StoredResponse stored) {
-		try {
-			if (this.mode == ClaimMode.TWO_PHASE) {
-				transactions().outside(() -> store().complete(this.scope, this.key, owner, stored, this.retention));
-			}
-			else {
-				transactions().inNewTransaction(transactionName(), () -> {
-					if (store().claim(claim()) instanceof ClaimResult.Claimed claimed) {
-						store().complete(this.scope, this.key, claimed.owner(), stored, this.retention);
-					}
-				});
-			}
-		}
-		catch (RuntimeException ex) {
-			log.warn("Could not store the client error of key " + this.keyHash + "; a retry will run again", ex);
-		}
-	}
-
-	private void release(String owner) {
-		if (this.mode != ClaimMode.TWO_PHASE) {
-			// The claim was part of the rolled-back transaction.
-			return;
-		}
-		try {
-			transactions().outside(() -> store().release(this.scope, this.key, owner));
-		}
-		catch (RuntimeException ex) {
-			log.warn("Could not release key " + this.keyHash + "; a retry can run once its lease expires", ex);
-		}
-	}
-
-	private ClaimResult timedClaim() {
+	ClaimResult claim() {
 		return this.settings.metrics()
-			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(claim()));
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(keyClaim()));
 	}
 
-	private KeyClaim claim() {
-		return new KeyClaim(this.scope, this.key, this.fingerprint, this.lease, this.retention);
+	ClaimResult claim(Duration wait) {
+		return this.settings.metrics()
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(keyClaim(), wait));
 	}
 
-	private <T> T inClaimTransaction(Supplier<T> action) {
-		return (this.mode == ClaimMode.TWO_PHASE) ? transactions().outside(action) : action.get();
+	Optional<String> takeOver() {
+		return store().takeOver(this.scope, this.key, this.endpoint.lease());
 	}
 
-	private String transactionName() {
-		return "@Idempotent " + this.endpoint.name();
+	Optional<IdempotencyRecord> find() {
+		return store().find(this.scope, this.key);
 	}
 
-	private IdempotencyKeyStore store() {
+	PendingReleases.Claim releasable(String owner) {
+		return new PendingReleases.Claim(this.scope, this.key, owner, this.endpoint.lease(), this.keyHash);
+	}
+
+	private KeyClaim keyClaim() {
+		return new KeyClaim(this.scope, this.key, this.fingerprint, this.endpoint.lease(), this.endpoint.retention());
+	}
+
+	Settings settings() {
+		return this.settings;
+	}
+
+	EndpointSettings endpoint() {
+		return this.endpoint;
+	}
+
+	String scope() {
+		return this.scope;
+	}
+
+	String key() {
+		return this.key;
+	}
+
+	String keyHash() {
+		return this.keyHash;
+	}
+
+	HttpServletRequest request() {
+		return this.request;
+	}
+
+	HttpServletResponse response() {
+		return this.response;
+	}
+
+	IdempotentEndpoints.Match match() {
+		return this.match;
+	}
+
+	IdempotencyKeyStore store() {
 		return this.settings.store();
 	}
 
-	private StoreTransactions transactions() {
+	StoreTransactions transactions() {
 		return this.settings.transactions();
 	}
 
-	private ProtocolResponses responses() {
+	PendingReleases releases() {
+		return this.settings.releases();
+	}
+
+	ProtocolResponses responses() {
 		return this.settings.responses();
 	}
 
@@ -462,42 +424,15 @@ final class IdempotentExecution {
 		return HexFormat.of().formatHex(sha256.digest(), 0, 8);
 	}
 
-	private static boolean isLockTimeout(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLException sqlException && "55P03".equals(sqlException.getSQLState())) {
-				return true;
-			}
-		}
-		return false;
-	}
-
 	/**
-	 * What all requests of one filter share: where keys live, the transactions they run
-	 * in, the defaults of the handlers that do not choose, and what is kept of a
-	 * response.
+	 * What all requests of one filter share, built once when the application starts:
+	 * where keys live, the transactions they run in, how long a duplicate waits, and what
+	 * is kept of a response.
 	 */
-	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, JdbcOperations jdbc,
-			IdempotencyMetrics metrics, ProtocolResponses responses, ClaimMode defaultMode, Duration defaultLease,
-			Duration defaultRetention, Duration lockTimeout, AbandonedClaimPolicy defaultAbandonedClaimPolicy,
-			long maxStoredBodySize, long maxResponseSize, List<String> replayedHeaders,
+	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, PendingReleases releases,
+			LocalClaims localClaims, IdempotencyMetrics metrics, ProtocolResponses responses, Duration lockTimeout,
+			Duration lockAttemptTimeout, long maxStoredBodySize, long maxResponseSize, List<String> replayedHeaders,
 			Collection<Integer> releasedClientErrors) {
-
-		ClaimMode mode(IdempotentEndpoint endpoint) {
-			return (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;
-		}
-
-		Duration lease(IdempotentEndpoint endpoint) {
-			return (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
-		}
-
-		Duration retention(IdempotentEndpoint endpoint) {
-			return (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
-		}
-
-		AbandonedClaimPolicy abandonedClaimPolicy(IdempotentEndpoint endpoint) {
-			return (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy;
-		}
-
 	}
 
 }

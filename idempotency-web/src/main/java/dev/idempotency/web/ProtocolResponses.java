@@ -158,6 +158,36 @@ final class ProtocolResponses {
 				null);
 	}
 
+	void transactionAborted(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			String keyHash) throws IOException {
+		log.error("The transaction of key " + keyHash + " was aborted by a statement that failed before the handler"
+				+ " answered, so it can never commit; nothing was done and the key is released. A handler that"
+				+ " expects a statement to fail must run it in a nested transaction (a savepoint, such as"
+				+ " @Transactional(propagation = NESTED)) or avoid the failure (INSERT ... ON CONFLICT DO NOTHING)");
+		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.TRANSACTION_ABORTED,
+				"Transaction aborted",
+				"A statement of this operation failed and the operation went on, but the database had aborted its"
+						+ " transaction, so nothing was done. The operation must run such a statement in a nested"
+						+ " transaction, or avoid the failure (for example with INSERT ... ON CONFLICT DO NOTHING)."
+						+ " Retrying with the same Idempotency-Key runs it again.",
+				null);
+	}
+
+	void transactionIncompatible(HttpServletRequest request, HttpServletResponse response,
+			IdempotentEndpoints.Match match, Exception ex, String keyHash) throws IOException {
+		log.error("A transactional method of the handler of key " + keyHash + " refused to join the transaction"
+				+ " that the library runs the handler in, whose isolation level or read-only flag differs from what"
+				+ " it declares; nothing was done and the key is released. Declare the same on the @Idempotent"
+				+ " handler, for example @Transactional(isolation = SERIALIZABLE), so that the library begins its"
+				+ " transaction with it", ex);
+		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR,
+				IdempotencyProblemTypes.TRANSACTION_INCOMPATIBLE, "Transaction incompatible",
+				"Part of this operation asked for a transaction (an isolation level or a read-only flag) other"
+						+ " than the one the operation runs in, so nothing was done. The operation must declare it"
+						+ " itself, for example with @Transactional(isolation = SERIALIZABLE) on its handler.",
+				null);
+	}
+
 	/**
 	 * Give an error that the handler only signalled ({@code response.sendError}) a body
 	 * of its own, so that it can be stored and replayed byte for byte.

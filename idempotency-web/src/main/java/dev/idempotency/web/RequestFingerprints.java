@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestInputStream;
@@ -16,7 +17,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
+import java.util.Set;
 import java.util.TreeMap;
 
 import dev.idempotency.core.RequestFingerprint;
@@ -34,6 +35,13 @@ import org.springframework.util.StringUtils;
  * method, route, media type and body (see {@link RequestFingerprint}).
  */
 final class RequestFingerprints {
+
+	/**
+	 * The charsets in which Spring MVC hands a JSON body to Jackson as bytes, for it to
+	 * detect their Unicode encoding.
+	 */
+	private static final Set<String> READ_AS_BYTES = Set.of("UTF-8", "UTF-16", "UTF-16BE", "UTF-16LE", "UTF-32",
+			"UTF-32BE", "UTF-32LE", "US-ASCII");
 
 	private RequestFingerprints() {
 	}
@@ -53,9 +61,35 @@ final class RequestFingerprints {
 		// The concrete path and query tell apart /orders/1/pay and /orders/2/pay, which
 		// share a pattern; the pattern tells apart handlers that share a path.
 		String route = pattern + " " + request.getRequestURI() + canonicalQuery(request.getQueryString());
-		byte[] content = (body != null) ? body : formBody(request);
-		return RequestFingerprint.of(request.getMethod(), route, request.getContentType(), content,
-				endpoint.fingerprintFields());
+		String contentType = request.getContentType();
+		byte[] content = (body != null) ? asRead(contentType, body) : parsedBody(request);
+		return RequestFingerprint.of(request.getMethod(), route, contentType, content, endpoint.fingerprintFields());
+	}
+
+	/**
+	 * The body as the handler reads it. Spring MVC hands a JSON body to Jackson as bytes,
+	 * to be read in the Unicode encoding they are in, unless its {@code charset} names
+	 * another, in which it decodes the body first; the fingerprint counts JSON by its
+	 * text, so such a body counts as that text in UTF-8. The same bytes read in two
+	 * charsets are two requests; the same text in two charsets is one.
+	 */
+	private static byte[] asRead(@Nullable String contentType, byte[] body) {
+		if (contentType == null) {
+			return body;
+		}
+		MediaType type;
+		try {
+			type = MediaType.parseMediaType(contentType);
+		}
+		catch (InvalidMediaTypeException ex) {
+			return body;
+		}
+		Charset charset = type.getCharset();
+		boolean json = type.getSubtype().equals("json") || type.getSubtype().endsWith("+json");
+		if (!json || charset == null || READ_AS_BYTES.contains(charset.name())) {
+			return body;
+		}
+		return new String(body, charset).getBytes(StandardCharsets.UTF_8);
 	}
 
 	/**
@@ -84,31 +118,31 @@ final class RequestFingerprints {
 
 	/**
 	 * The container parses form and multipart bodies itself (and Spring's
-	 * {@code FormContentFilter} those of PUT and PATCH), so the body stream cannot be
-	 * taken from it: the fingerprint covers the parsed parameters and parts instead. An
-	 * uploaded file counts by its SHA-256, read from the container's copy through a small
-	 * buffer, so that no file is ever held in memory here.
+	 * {@code FormContentFilter} forms sent with PUT and PATCH), so the body stream cannot
+	 * be taken from it: the fingerprint covers the parsed parameters of a form, and the
+	 * bytes of every part of a multipart body (the query is part of the route). A part
+	 * counts by its name, file name, content type, size and the SHA-256 of its bytes,
+	 * read from the container's copy through a small buffer, so that no upload is ever
+	 * held in memory here.
 	 */
-	private static byte[] formBody(HttpServletRequest request) throws IOException, ServletException {
+	private static byte[] parsedBody(HttpServletRequest request) throws IOException, ServletException {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		new TreeMap<>(request.getParameterMap()).forEach((name, values) -> {
-			for (String value : values) {
-				out.writeBytes((encode(name) + "=" + encode(value) + "&").getBytes(StandardCharsets.US_ASCII));
-			}
-		});
-		String contentType = request.getContentType();
-		if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("multipart/")) {
-			List<Part> parts = new ArrayList<>(request.getParts());
-			parts.sort(Comparator.comparing(Part::getName));
-			for (Part part : parts) {
-				if (part.getSubmittedFileName() == null) {
-					continue;
+		if (!RequestBodies.isMultipart(request.getContentType())) {
+			new TreeMap<>(request.getParameterMap()).forEach((name, values) -> {
+				for (String value : values) {
+					out.writeBytes((encode(name) + "=" + encode(value) + "&").getBytes(StandardCharsets.US_ASCII));
 				}
-				String partType = (part.getContentType() != null) ? part.getContentType() : "";
-				out.writeBytes(("\n" + encode(part.getName()) + ";" + encode(part.getSubmittedFileName()) + ";"
-						+ encode(partType) + ";" + part.getSize() + ";" + digest(part) + "\n")
-					.getBytes(StandardCharsets.US_ASCII));
-			}
+			});
+			return out.toByteArray();
+		}
+		List<Part> parts = new ArrayList<>(request.getParts());
+		parts.sort(Comparator.comparing(Part::getName));
+		for (Part part : parts) {
+			String fileName = (part.getSubmittedFileName() != null) ? part.getSubmittedFileName() : "";
+			String partType = (part.getContentType() != null) ? part.getContentType() : "";
+			out.writeBytes(("\n" + encode(part.getName()) + ";" + encode(fileName) + ";" + encode(partType) + ";"
+					+ part.getSize() + ";" + digest(part) + "\n")
+				.getBytes(StandardCharsets.US_ASCII));
 		}
 		return out.toByteArray();
 	}

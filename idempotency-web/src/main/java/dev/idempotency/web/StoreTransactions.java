@@ -1,31 +1,22 @@
 package dev.idempotency.web;
 
-import java.lang.reflect.Method;
-import java.util.Collection;
-import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.internal.StoreTransactionManagers;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.beans.factory.NoSuchBeanDefinitionException;
-import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.DefaultTransactionDefinition;
-import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.Assert;
-import org.springframework.util.ReflectionUtils;
 
 /**
  * The transactions of {@code @Idempotent} requests, on the transaction manager of the key
@@ -69,44 +60,11 @@ final class StoreTransactions {
 	 */
 	static PlatformTransactionManager find(@Nullable PlatformTransactionManager given, @Nullable String name,
 			DataSource dataSource, @Nullable ListableBeanFactory beans, String handler) {
-		DataSource target = unwrap(dataSource);
-		String needs = "@Idempotent handler " + handler
-				+ " must run in a transaction of the DataSource of the idempotency keys";
-		if (given != null || name != null) {
-			PlatformTransactionManager chosen = (name == null || given != null) ? given : named(name, beans, needs);
-			Assert.state(chosen != null, "No transaction manager");
-			if (!manages(chosen, target)) {
-				String which = (name == null || given != null)
-						? "The transaction manager given to the IdempotencyFilter (" + chosen.getClass().getSimpleName()
-								+ ")"
-						: "Transaction manager " + describe(name, chosen);
-				throw new IllegalStateException(
-						needs + ". " + which + " does not manage the DataSource of the idempotency keys. " + FIX);
-			}
-			return chosen;
-		}
-		Map<String, PlatformTransactionManager> all = (beans != null)
-				? BeanFactoryUtils.beansOfTypeIncludingAncestors(beans, PlatformTransactionManager.class, true, false)
-				: Map.of();
-		List<String> candidates = all.entrySet()
-			.stream()
-			.filter((entry) -> manages(entry.getValue(), target))
-			.map(Map.Entry::getKey)
-			.toList();
-		if (candidates.size() == 1) {
-			return all.get(candidates.get(0));
-		}
-		if (candidates.isEmpty()) {
-			throw new IllegalStateException(needs + ", and no transaction manager manages it"
-					+ (all.isEmpty() ? "" : " (found: " + describe(all, all.keySet()) + ")") + ". " + FIX);
-		}
-		Assert.state(beans != null, "No bean factory");
-		PlatformTransactionManager primary = beans.getBeanProvider(PlatformTransactionManager.class).getIfUnique();
-		if (primary != null && candidates.stream().anyMatch((candidate) -> all.get(candidate) == primary)) {
-			return primary;
-		}
-		throw new IllegalStateException(needs + ", and several transaction managers manage it ("
-				+ describe(all, candidates) + "), none of them primary. " + FIX);
+		return new StoreTransactionManagers(
+				"@Idempotent handler " + handler
+						+ " must run in a transaction of the DataSource of the idempotency keys",
+				"the idempotency keys", "the IdempotencyFilter", FIX)
+			.find(given, name, dataSource, beans);
 	}
 
 	/**
@@ -114,35 +72,25 @@ final class StoreTransactions {
 	 * {@code DataSource}, from its beginning.
 	 */
 	static boolean manages(PlatformTransactionManager transactionManager, DataSource dataSource) {
-		if (transactionManager instanceof ResourceTransactionManager resources
-				&& resources.getResourceFactory() instanceof DataSource managed) {
-			return unwrap(managed) == dataSource;
-		}
-		// JpaTransactionManager (and Hibernate's) bind a connection of their DataSource
-		// too; spring-orm is optional here, so ask them by the name of their getter.
-		Method getter = ReflectionUtils.findMethod(transactionManager.getClass(), "getDataSource");
-		if (getter != null && DataSource.class.isAssignableFrom(getter.getReturnType())) {
-			Object managed = ReflectionUtils.invokeMethod(getter, transactionManager);
-			return managed instanceof DataSource managedDataSource && unwrap(managedDataSource) == dataSource;
-		}
-		return false;
+		return StoreTransactionManagers.manages(transactionManager, dataSource);
 	}
 
 	/**
 	 * Begin the business transaction of a request, a new one whatever runs around it.
+	 * @param definition the transaction of the handler (see {@link HandlerTransactions})
 	 * @throws IllegalStateException when the transaction holds no connection of the key
 	 * store's {@code DataSource}
 	 */
-	TransactionStatus begin(String name) {
-		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
-				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-		definition.setName(name);
+	TransactionStatus begin(TransactionDefinition definition) {
+		Assert.isTrue(definition.getPropagationBehavior() == TransactionDefinition.PROPAGATION_REQUIRES_NEW,
+				"A business transaction is a new one");
 		TransactionStatus transaction = this.transactionManager.getTransaction(definition);
 		if (!TransactionSynchronizationManager.hasResource(this.dataSource)) {
 			rollback(transaction);
-			throw new IllegalStateException(name + " must run in a transaction of the DataSource of the idempotency"
-					+ " keys, and a transaction of " + this.transactionManager.getClass().getName()
-					+ " holds no connection of it: the handler's writes would commit on their own. " + FIX);
+			throw new IllegalStateException(
+					definition.getName() + " must run in a transaction of the DataSource of the idempotency"
+							+ " keys, and a transaction of " + this.transactionManager.getClass().getName()
+							+ " holds no connection of it: the handler's writes would commit on their own. " + FIX);
 		}
 		return transaction;
 	}
@@ -186,29 +134,8 @@ final class StoreTransactions {
 		new TransactionTemplate(this.transactionManager, definition).executeWithoutResult((status) -> action.run());
 	}
 
-	private static PlatformTransactionManager named(String name, @Nullable ListableBeanFactory beans, String needs) {
-		try {
-			Assert.state(beans != null, "No bean factory");
-			return beans.getBean(name, PlatformTransactionManager.class);
-		}
-		catch (NoSuchBeanDefinitionException | IllegalStateException ex) {
-			throw new IllegalStateException(
-					needs + ", and there is no transaction manager named '" + name + "'. " + FIX, ex);
-		}
-	}
-
-	private static String describe(Map<String, PlatformTransactionManager> all, Collection<String> names) {
-		return names.stream().map((name) -> describe(name, all.get(name))).collect(Collectors.joining(", "));
-	}
-
-	private static String describe(String name, PlatformTransactionManager transactionManager) {
-		return name + " (" + transactionManager.getClass().getSimpleName() + ")";
-	}
-
 	private static DataSource unwrap(DataSource dataSource) {
-		DataSource target = (dataSource instanceof TransactionAwareDataSourceProxy proxy) ? proxy.getTargetDataSource()
-				: null;
-		return (target != null) ? target : dataSource;
+		return StoreTransactionManagers.unwrap(dataSource);
 	}
 
 }

@@ -13,6 +13,7 @@ import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
 import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -61,7 +62,10 @@ class StoreTransactionsTests {
 	void aTransactionThatHoldsNoConnectionOfTheDataSourceIsRolledBackAndRefused() {
 		ForgetfulTransactionManager transactionManager = new ForgetfulTransactionManager(this.keys);
 		StoreTransactions transactions = new StoreTransactions(transactionManager, this.keys);
-		assertThatIllegalStateException().isThrownBy(() -> transactions.begin("@Idempotent handler"))
+		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
+				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		definition.setName("@Idempotent handler");
+		assertThatIllegalStateException().isThrownBy(() -> transactions.begin(definition))
 			.withMessageContaining("holds no connection of it");
 		assertThat(transactionManager.rolledBack).isTrue();
 		assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();

@@ -23,8 +23,9 @@ public class IdempotencyKafkaProperties {
 
 	/**
 	 * Name of the transaction manager bean that runs idempotent listeners, for listeners
-	 * that do not name one. When not set, the only transaction manager that is not a
-	 * Kafka one is used.
+	 * that do not name one; it must manage the processed-event store's DataSource. When
+	 * not set, the only transaction manager that manages it is used, or the primary one
+	 * among several.
 	 */
 	private @Nullable String transactionManager;
 

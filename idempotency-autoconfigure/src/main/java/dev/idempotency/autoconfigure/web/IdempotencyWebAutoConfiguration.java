@@ -13,6 +13,7 @@ import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
+import jakarta.servlet.DispatcherType;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -68,6 +69,9 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setDefaultLease(properties.getLease());
 		filter.setDefaultRetention(properties.getRetention());
 		filter.setLockTimeout(properties.getLockTimeout());
+		filter.setLockAttemptTimeout(properties.getLockAttemptTimeout());
+		filter.setMaxPendingReleases(properties.getMaxPendingReleases());
+		filter.setValidateExistingTransactions(properties.isValidateExistingTransactions());
 		filter.setDefaultAbandonedClaimPolicy(properties.getAbandonedClaims());
 		filter.setMaxStoredBodySize(properties.getMaxStoredBodySize().toBytes());
 		filter.setMaxRequestBodySize(properties.getMaxRequestBodySize().toBytes());
@@ -117,6 +121,10 @@ public final class IdempotencyWebAutoConfiguration {
 			IdempotencyWebProperties properties) {
 		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setOrder(properties.getFilterOrder());
+		// A forward or an asynchronous dispatch to a handler gets the protocol too, and
+		// an include of one is refused; an error dispatch never gets it.
+		registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.FORWARD, DispatcherType.INCLUDE,
+				DispatcherType.ASYNC);
 		return registration;
 	}
 

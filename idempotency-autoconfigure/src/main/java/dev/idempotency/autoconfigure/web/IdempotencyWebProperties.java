@@ -57,6 +57,28 @@ public class IdempotencyWebProperties {
 	private Duration lockTimeout = IdempotencyFilter.DEFAULT_LOCK_TIMEOUT;
 
 	/**
+	 * Longest time a waiting single-transaction duplicate holds a database connection at
+	 * a time, while the request it waits for runs on another instance; between attempts
+	 * it holds none. A duplicate of a request of the same instance waits holding none.
+	 */
+	private Duration lockAttemptTimeout = IdempotencyFilter.DEFAULT_LOCK_ATTEMPT_TIMEOUT;
+
+	/**
+	 * Largest number of releases of two-phase claims that wait at once, retried in the
+	 * background, for the database to answer again. Past it, the claim of a failed
+	 * request stays until its lease ends.
+	 */
+	private int maxPendingReleases = IdempotencyFilter.DEFAULT_MAX_PENDING_RELEASES;
+
+	/**
+	 * Whether the transaction manager of the keys refuses a transactional method that
+	 * joins an @Idempotent handler's transaction with another isolation level or
+	 * read-only flag, instead of running it silently with the handler's. Applies to the
+	 * whole application.
+	 */
+	private boolean validateExistingTransactions = true;
+
+	/**
 	 * What to do with a claim whose lease has expired: take it over and run the request,
 	 * or refuse with 409 for manual review.
 	 */
@@ -70,8 +92,8 @@ public class IdempotencyWebProperties {
 
 	/**
 	 * Largest request body read into memory for the fingerprint. A larger body gets a 413
-	 * problem before its key is claimed. Form and multipart bodies are parsed by the
-	 * servlet container under its own limits.
+	 * problem before its key is claimed. Multipart bodies, and forms that the servlet
+	 * container parses, are parsed by it under its own limits.
 	 */
 	private DataSize maxRequestBodySize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_REQUEST_BODY_SIZE);
 
@@ -83,7 +105,9 @@ public class IdempotencyWebProperties {
 	private DataSize maxResponseSize = DataSize.ofBytes(IdempotencyFilter.DEFAULT_MAX_RESPONSE_SIZE);
 
 	/**
-	 * Response headers replayed besides Content-Type, Location and ETag.
+	 * Response headers replayed besides Content-Type, the other representation headers
+	 * (Content-Encoding, Content-Language, Content-Location, Content-Disposition,
+	 * Content-Range, Content-Digest, Repr-Digest), Location, ETag and Last-Modified.
 	 */
 	private List<String> replayedHeaders = new ArrayList<>();
 
@@ -143,6 +167,30 @@ public class IdempotencyWebProperties {
 
 	public void setLockTimeout(Duration lockTimeout) {
 		this.lockTimeout = lockTimeout;
+	}
+
+	public Duration getLockAttemptTimeout() {
+		return this.lockAttemptTimeout;
+	}
+
+	public void setLockAttemptTimeout(Duration lockAttemptTimeout) {
+		this.lockAttemptTimeout = lockAttemptTimeout;
+	}
+
+	public int getMaxPendingReleases() {
+		return this.maxPendingReleases;
+	}
+
+	public void setMaxPendingReleases(int maxPendingReleases) {
+		this.maxPendingReleases = maxPendingReleases;
+	}
+
+	public boolean isValidateExistingTransactions() {
+		return this.validateExistingTransactions;
+	}
+
+	public void setValidateExistingTransactions(boolean validateExistingTransactions) {
+		this.validateExistingTransactions = validateExistingTransactions;
 	}
 
 	public AbandonedClaimPolicy getAbandonedClaims() {

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.kafka.IdempotentListener;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.kafka.IdempotentListenerAdvisor;
@@ -104,7 +105,10 @@ class IdempotencyKafkaAutoConfigurationTests {
 	void unknownTransactionManagerFailsTheStartup() {
 		this.databaseContextRunner.withUserConfiguration(RecordListenerConfiguration.class)
 			.withPropertyValues("idempotency.kafka.transaction-manager=missing")
-			.run((context) -> assertThat(context).getFailure().hasMessageContaining("transaction manager 'missing'"));
+			.run((context) -> assertThat(context).getFailure()
+				.isInstanceOf(IdempotencyConfigurationException.class)
+				.hasMessageContaining("there is no transaction manager named 'missing'")
+				.hasMessageContaining("idempotency.kafka.transaction-manager"));
 	}
 
 	@Test
@@ -136,7 +140,6 @@ class IdempotencyKafkaAutoConfigurationTests {
 	void listenerThatCannotYieldAnEventIdFailsTheStartup() {
 		this.databaseContextRunner.withUserConfiguration(PayloadWithoutHeaderConfiguration.class)
 			.run((context) -> assertThat(context).getFailure()
-				.rootCause()
 				.hasMessageContaining("a payload needs @Header(\"event-id\")"));
 	}
 

@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -16,6 +17,7 @@ import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.Idempotent;
+import jakarta.servlet.DispatcherType;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -66,6 +68,8 @@ class IdempotencyWebAutoConfigurationTests {
 					FilterRegistrationBean.class);
 			assertThat(registration.getFilter()).isSameAs(context.getBean(IdempotencyFilter.class));
 			assertThat(registration.getOrder()).isEqualTo(IdempotencyWebProperties.DEFAULT_FILTER_ORDER);
+			assertThat(registration).hasFieldOrPropertyWithValue("dispatcherTypes", EnumSet.of(DispatcherType.REQUEST,
+					DispatcherType.FORWARD, DispatcherType.INCLUDE, DispatcherType.ASYNC));
 			assertThat(context.getBean(IdempotencyFilter.class))
 				.hasFieldOrPropertyWithValue("defaultMode", ClaimMode.TWO_PHASE)
 				.hasFieldOrPropertyWithValue("defaultLease", IdempotencyFilter.DEFAULT_LEASE)
@@ -196,6 +200,20 @@ class IdempotencyWebAutoConfigurationTests {
 	}
 
 	@Test
+	void lockAttemptTimeoutProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.lock-attempt-timeout=50ms")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("lockAttemptTimeout", Duration.ofMillis(50)));
+	}
+
+	@Test
+	void maxPendingReleasesProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-pending-releases=7")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxPendingReleases", 7));
+	}
+
+	@Test
 	void abandonedClaimsProperty() {
 		this.contextRunner.withPropertyValues("idempotency.web.abandoned-claims=refuse")
 			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
@@ -226,8 +244,11 @@ class IdempotencyWebAutoConfigurationTests {
 	@Test
 	void replayedHeadersProperty() {
 		this.contextRunner.withPropertyValues("idempotency.web.replayed-headers=X-Request-Id,Content-Length")
-			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
-				.hasFieldOrPropertyWithValue("replayedHeaders", List.of("Location", "ETag", "X-Request-Id")));
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class)).hasFieldOrPropertyWithValue(
+					"replayedHeaders",
+					List.of("Content-Encoding", "Content-Language", "Content-Location", "Content-Disposition",
+							"Content-Range", "Content-Digest", "Repr-Digest", "Location", "ETag", "Last-Modified",
+							"X-Request-Id")));
 	}
 
 	@Test
@@ -258,6 +279,39 @@ class IdempotencyWebAutoConfigurationTests {
 	void refusesToStartWithAnIdempotentHandlerReturningAnAsyncTypeInAResponseEntity() {
 		this.contextRunner.withUserConfiguration(DeferredResultController.class)
 			.run((context) -> assertThat(context).getFailure().hasMessageContaining("DeferredResult"));
+	}
+
+	@Test
+	void refusesToStartWithAReadOnlyTransactionalIdempotentHandler() {
+		this.contextRunner.withUserConfiguration(ReadOnlyController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("ReadOnlyController#create")
+				.hasMessageContaining("read-only")
+				.hasMessageContaining("stores its key in that transaction"));
+	}
+
+	@Test
+	void refusesToStartWithAnIdempotentHandlerWhoseTransactionWouldNotBeTheLibrarys() {
+		this.contextRunner.withUserConfiguration(RequiresNewController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("RequiresNewController#create")
+				.hasMessageContaining("REQUIRES_NEW")
+				.hasMessageContaining("would commit apart from its key"));
+	}
+
+	@Test
+	void theTransactionManagerOfTheKeysValidatesTheTransactionsThatJoinTheLibrarys() {
+		this.contextRunner.withUserConfiguration(SyncController.class)
+			.run((context) -> assertThat(context.getBean(DataSourceTransactionManager.class))
+				.hasFieldOrPropertyWithValue("validateExistingTransaction", true));
+	}
+
+	@Test
+	void validateExistingTransactionsProperty() {
+		this.contextRunner.withUserConfiguration(SyncController.class)
+			.withPropertyValues("idempotency.web.validate-existing-transactions=false")
+			.run((context) -> assertThat(context.getBean(DataSourceTransactionManager.class))
+				.hasFieldOrPropertyWithValue("validateExistingTransaction", false));
 	}
 
 	@Test
@@ -497,6 +551,33 @@ class IdempotencyWebAutoConfigurationTests {
 		@Idempotent
 		org.springframework.http.ResponseEntity<DeferredResult<String>> create() {
 			return org.springframework.http.ResponseEntity.ok(new DeferredResult<>());
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class ReadOnlyController {
+
+		@PostMapping("/read-only")
+		@Idempotent
+		@org.springframework.transaction.annotation.Transactional(readOnly = true)
+		public String create() {
+			return "ok";
+		}
+
+	}
+
+	@RestController
+	@Import(MvcConfiguration.class)
+	static class RequiresNewController {
+
+		@PostMapping("/requires-new")
+		@Idempotent
+		@org.springframework.transaction.annotation.Transactional(
+				propagation = org.springframework.transaction.annotation.Propagation.REQUIRES_NEW)
+		public String create() {
+			return "ok";
 		}
 
 	}

@@ -6,12 +6,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -23,12 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * name, a global key without a scope; a stored body is shown only to a caller in the
  * configured role.
  */
-@PostgresTest
-@SpringBootTest(classes = WebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "idempotency.jdbc.initialize-schema=always", "idempotency.cleanup.enabled=false",
-				"management.endpoints.web.exposure.include=idempotency",
-				"management.endpoint.idempotency.access=unrestricted", "idempotency.endpoint.show-body=when-authorized",
-				"idempotency.endpoint.roles=ops" })
+@IdempotentHttpTest(properties = { "idempotency.cleanup.enabled=false",
+		"management.endpoints.web.exposure.include=idempotency", "management.endpoint.idempotency.access=unrestricted",
+		"idempotency.endpoint.show-body=when-authorized", "idempotency.endpoint.roles=ops" })
 class IdempotentHttpAdminTests {
 
 	@LocalServerPort

@@ -13,13 +13,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.config.annotation.CorsRegistry;
@@ -33,10 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * replay, a problem) lets the page read {@code Idempotent-Replayed} and
  * {@code Retry-After}.
  */
-@PostgresTest
-@SpringBootTest(classes = { WebTestApplication.class, IdempotentHttpCorsTests.Cors.class },
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "idempotency.jdbc.initialize-schema=always")
+@IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpCorsTests.Cors.class })
 class IdempotentHttpCorsTests {
 
 	private static final String ORIGIN = "https://shop.example";

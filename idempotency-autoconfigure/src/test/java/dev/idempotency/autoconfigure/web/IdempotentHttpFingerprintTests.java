@@ -6,12 +6,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,9 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The edge cases of the request fingerprint, each decided: what makes a retry the same
  * request (replayed) and what makes it another (422).
  */
-@PostgresTest
-@SpringBootTest(classes = WebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "idempotency.jdbc.initialize-schema=always")
+@IdempotentHttpTest
 class IdempotentHttpFingerprintTests {
 
 	@LocalServerPort

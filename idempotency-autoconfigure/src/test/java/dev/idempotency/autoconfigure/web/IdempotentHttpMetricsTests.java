@@ -10,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
-import dev.idempotency.test.PostgresTest;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.awaitility.core.ThrowingRunnable;
@@ -19,7 +18,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
@@ -34,10 +32,7 @@ import static org.awaitility.Awaitility.await;
  * A meter may be recorded after the client has its response (a replay's timer stops once
  * the body is flushed), so every reading waits for the value it expects.
  */
-@PostgresTest
-@SpringBootTest(classes = { WebTestApplication.class, IdempotentHttpMetricsTests.Registry.class },
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "idempotency.jdbc.initialize-schema=always")
+@IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpMetricsTests.Registry.class })
 class IdempotentHttpMetricsTests {
 
 	@LocalServerPort

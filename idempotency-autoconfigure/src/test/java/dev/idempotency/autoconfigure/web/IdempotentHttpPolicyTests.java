@@ -9,14 +9,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -27,10 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * default claim mode, the bounded wait of single-transaction duplicates and the refusal
  * of abandoned claims.
  */
-@PostgresTest
-@SpringBootTest(classes = WebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "idempotency.jdbc.initialize-schema=always", "idempotency.web.mode=single-transaction",
-				"idempotency.web.lock-timeout=300ms", "idempotency.web.abandoned-claims=refuse" })
+@IdempotentHttpTest(properties = { "idempotency.web.mode=single-transaction", "idempotency.web.lock-timeout=300ms",
+		"idempotency.web.abandoned-claims=refuse" })
 class IdempotentHttpPolicyTests {
 
 	@LocalServerPort

@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import dev.idempotency.autoconfigure.web.WebTestApplication.Order;
-import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.Idempotent;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.jspecify.annotations.Nullable;
@@ -23,7 +22,6 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -54,10 +52,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * its message converters (here one of its own for problems), keeping each problem's
  * documented {@code type} and {@code Retry-After}.
  */
-@PostgresTest
-@SpringBootTest(classes = { WebTestApplication.class, IdempotentHttpProblemTests.Customisations.class },
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "idempotency.jdbc.initialize-schema=always")
+@IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpProblemTests.Customisations.class })
 class IdempotentHttpProblemTests {
 
 	private static final JsonMapper json = JsonMapper.builder().build();

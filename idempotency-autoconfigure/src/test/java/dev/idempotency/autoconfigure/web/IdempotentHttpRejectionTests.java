@@ -6,7 +6,6 @@ import java.util.UUID;
 import java.util.stream.Stream;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,7 +16,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -27,9 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Requests that Spring MVC refuses before the handler runs use up no key: nothing ran, so
  * nothing is remembered, and the client's corrected retry with the same key runs.
  */
-@PostgresTest
-@SpringBootTest(classes = WebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "idempotency.jdbc.initialize-schema=always")
+@IdempotentHttpTest
 class IdempotentHttpRejectionTests {
 
 	private static final String PATH = "/strict/orders?channel=web";

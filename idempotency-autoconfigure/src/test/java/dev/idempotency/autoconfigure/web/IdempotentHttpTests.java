@@ -13,29 +13,23 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
-import dev.idempotency.test.TestDatabase;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * The Idempotency-Key protocol end to end: a real server on a random port, the real
  * PostgreSQL, handlers that write to the database.
  */
-@PostgresTest
-@SpringBootTest(classes = WebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "idempotency.jdbc.initialize-schema=always", "spring.datasource.hikari.maximum-pool-size=20",
-				"idempotency.web.lock-timeout=20s", "idempotency.web.max-stored-body-size=1KB" })
+@IdempotentHttpTest(properties = { "spring.datasource.hikari.maximum-pool-size=20", "idempotency.web.lock-timeout=20s",
+		"idempotency.web.max-stored-body-size=1KB" })
 class IdempotentHttpTests {
 
 	private static final int CONCURRENT_REQUESTS = 50;
@@ -95,8 +89,8 @@ class IdempotentHttpTests {
 		this.gates.close();
 		List<HttpResponse<byte[]>> responses = concurrently("/single/orders", key, order(item, 7), () -> {
 			assertThat(this.gates.entered.await(30, TimeUnit.SECONDS)).isTrue();
-			// Duplicates wait on the uncommitted claim in the database.
-			awaitClaimsWaitingOnALock(5);
+			// Duplicates wait for the first request, which holds the key.
+			IdempotentHttpTestSupport.awaitRequestsWaitingForTheirClaim(5);
 			this.gates.open.countDown();
 		}, new CountDownLatch(0));
 		HttpResponse<byte[]> first = onlyOriginal(responses);
@@ -445,23 +439,6 @@ class IdempotentHttpTests {
 		finally {
 			executor.shutdownNow();
 		}
-	}
-
-	/**
-	 * Wait until duplicates wait on the first request's claim: on the lock held by its
-	 * backend. The waiting requests may hold every connection of the application's pool,
-	 * so ask on a connection of its own.
-	 */
-	private void awaitClaimsWaitingOnALock(int count) {
-		JdbcTemplate monitor = new JdbcTemplate(TestDatabase.get().dataSource());
-		int first = this.gates.backendPid;
-		await().atMost(Duration.ofSeconds(30))
-			.pollInterval(Duration.ofMillis(20))
-			.untilAsserted(() -> assertThat(monitor.queryForObject(
-					"SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))", Integer.class,
-					first))
-				.as("claims waiting on the first request's lock")
-				.isGreaterThanOrEqualTo(count));
 	}
 
 	private HttpResponse<byte[]> onlyOriginal(List<HttpResponse<byte[]>> responses) {

@@ -7,14 +7,12 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringApplication;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.ApplicationContext;
@@ -32,11 +30,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * commit on their own: the application refuses to start. With a transaction manager of
  * the key store's {@code DataSource} beside it, the handlers run in that one.
  */
-@PostgresTest
-@SpringBootTest(
+@IdempotentHttpTest(
 		classes = { WebTestApplication.class, IdempotentHttpTransactionManagerTests.JdbcTransactionManager.class },
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "idempotency.jdbc.initialize-schema=always", "spring.kafka.producer.transaction-id-prefix=tx-",
+		properties = { "spring.kafka.producer.transaction-id-prefix=tx-",
 				"spring.kafka.bootstrap-servers=localhost:9" })
 class IdempotentHttpTransactionManagerTests {
 

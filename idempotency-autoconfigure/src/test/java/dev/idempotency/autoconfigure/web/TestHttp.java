@@ -38,28 +38,21 @@ final class TestHttp {
 	 * Send a POST with the given body and headers, which name the content type if any.
 	 */
 	HttpResponse<byte[]> send(String path, HttpRequest.BodyPublisher body, String... headers) {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
-			.timeout(Duration.ofSeconds(60))
-			.POST(body);
-		for (int i = 0; i < headers.length; i += 2) {
-			request.header(headers[i], headers[i + 1]);
-		}
-		try {
-			return this.client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		return exchange("POST", path, body, headers);
 	}
 
 	HttpResponse<byte[]> get(String path, String... headers) {
+		return exchange("GET", path, HttpRequest.BodyPublishers.noBody(), headers);
+	}
+
+	/**
+	 * Send a request of any method with the given body and headers, which name the
+	 * content type if any.
+	 */
+	HttpResponse<byte[]> exchange(String method, String path, HttpRequest.BodyPublisher body, String... headers) {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
 			.timeout(Duration.ofSeconds(60))
-			.GET();
+			.method(method, body);
 		for (int i = 0; i < headers.length; i += 2) {
 			request.header(headers[i], headers[i + 1]);
 		}

@@ -54,7 +54,7 @@ import org.springframework.web.server.ResponseStatusException;
 @SpringBootConfiguration
 @EnableAutoConfiguration
 @Import({ WebTestApplication.OrdersController.class, WebTestApplication.StrictOrdersController.class,
-		WebTestApplication.AsyncController.class })
+		WebTestApplication.AsyncController.class, ApplicationPaths.class })
 class WebTestApplication {
 
 	@Bean

@@ -12,6 +12,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.Completion;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.IdempotencyRecord.Status;
@@ -19,6 +20,7 @@ import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
@@ -79,22 +81,24 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	}
 
 	/**
-	 * Claim a key inside the caller's transaction, like {@link #claim(KeyClaim)}, waiting
-	 * at most the given time on a concurrent uncommitted claim of the same key. The bound
-	 * applies to this claim alone: the statements after it wait as they would have
-	 * without it. The claim, the bound and the read of the record that was there are one
-	 * round trip to the database.
-	 * @param claim what to claim
-	 * @param lockTimeout the longest wait on a concurrent claim
-	 * @return {@link ClaimResult.Claimed} with the owner token, or
-	 * {@link ClaimResult.Existing} with the record that was there
-	 * @throws org.springframework.dao.DataAccessException when the wait ran out, with SQL
-	 * state {@code 55P03} ({@code lock_not_available}) in its causes; the caller's
-	 * transaction is then aborted
+	 * {@inheritDoc}
+	 * <p>
+	 * The claim, its bound on the wait and the read of the record that was there are one
+	 * round trip to the database: the bound is PostgreSQL's {@code lock_timeout}, set for
+	 * the claim's own statement and put back within it.
 	 */
-	public ClaimResult claim(KeyClaim claim, Duration lockTimeout) {
-		Assert.isTrue(lockTimeout != null && lockTimeout.toMillis() > 0, "lockTimeout must be positive");
-		return claimWithin(claim, Long.toString(lockTimeout.toMillis()));
+	@Override
+	public ClaimResult claim(KeyClaim claim, Duration wait) {
+		Assert.isTrue(wait != null && wait.toMillis() > 0, "wait must be at least a millisecond");
+		try {
+			return claimWithin(claim, Long.toString(wait.toMillis()));
+		}
+		catch (DataAccessException ex) {
+			if (PostgresDialect.KeyStatements.isLockNotAvailable(ex)) {
+				return new ClaimResult.Held();
+			}
+			throw ex;
+		}
 	}
 
 	private ClaimResult claimWithin(KeyClaim claim, @Nullable String lockTimeout) {
@@ -151,11 +155,20 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	}
 
 	@Override
-	public boolean complete(String scope, String key, String owner, StoredResponse response, Duration retention) {
+	public Completion complete(String scope, String key, String owner, StoredResponse response, Duration retention) {
 		Assert.notNull(response, "response must not be null");
 		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
-		return this.jdbc.update(this.sql.complete, response.status(), HeaderCodec.encode(response.headers()),
-				response.body(), retention.toMillis(), scope, key, owner) == 1;
+		try {
+			int updated = this.jdbc.update(this.sql.complete, response.status(), HeaderCodec.encode(response.headers()),
+					response.body(), retention.toMillis(), scope, key, owner);
+			return (updated == 1) ? Completion.COMPLETED : Completion.CLAIM_LOST;
+		}
+		catch (DataAccessException ex) {
+			if (PostgresDialect.KeyStatements.isTransactionAborted(ex)) {
+				return Completion.TRANSACTION_ABORTED;
+			}
+			throw ex;
+		}
 	}
 
 	@Override

@@ -7,6 +7,7 @@ import java.sql.Array;
 import java.sql.PreparedStatement;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -14,10 +15,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.core.ProcessedEventStore;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
 
 /**
@@ -31,10 +35,13 @@ import org.springframework.util.Assert;
  * followed by {@code #sha256:} and the hexadecimal SHA-256 of the whole id. Such a stored
  * form is longer than any id stored as it is, so the two never meet.
  * <p>
- * A mark may carry a fingerprint of the event's payload. The statement that inserts it
- * also reads, for a duplicate, the fingerprint its first mark stored (the read sees the
- * table as it was before the insert), so that an id reused for another payload is told
- * without another round trip.
+ * A mark may carry a fingerprint of the event's payload, so that an id reused for another
+ * payload is told: a new event costs its insert alone, and a duplicate's first mark is
+ * read back (for a batch, in the marking statement itself, and in a second one only for a
+ * first mark that committed while the insert waited for it).
+ * <p>
+ * A batch inserts its ids in one order whatever order they came in, so that two batches
+ * that share ids never deadlock.
  */
 public class JdbcProcessedEventStore implements ProcessedEventStore {
 
@@ -67,6 +74,16 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		this.jdbc = jdbc;
 		this.sql = new PostgresDialect.EventStatements(tableName);
+	}
+
+	/**
+	 * Return the {@link DataSource} the events are marked in, when the store was given a
+	 * {@code JdbcTemplate} (or another {@code JdbcAccessor}) that tells it: the
+	 * transaction that marks an event must be one of that {@code DataSource}.
+	 * @return the {@code DataSource}, or {@code null} when the store cannot tell
+	 */
+	public @Nullable DataSource getDataSource() {
+		return (this.jdbc instanceof JdbcAccessor accessor) ? accessor.getDataSource() : null;
 	}
 
 	@Override
@@ -148,6 +165,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		}
 		Set<String> marked = new LinkedHashSet<>();
 		Set<String> otherPayloads = new LinkedHashSet<>();
+		Set<String> seen = new HashSet<>();
 		this.jdbc.query((connection) -> {
 			PreparedStatement statement = connection.prepareStatement(this.sql.markAllWithFingerprints);
 			statement.setArray(1, connection.createArrayOf("text", stored));
@@ -156,10 +174,51 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			statement.setString(4, consumerGroup);
 			return statement;
 		}, (rs) -> {
-			String eventId = originals.get(rs.getString(1));
-			(rs.getBoolean(2) ? marked : otherPayloads).add(eventId);
+			String storedId = rs.getString(1);
+			seen.add(storedId);
+			if (rs.getBoolean(2)) {
+				marked.add(originals.get(storedId));
+			}
+			else if (rs.getBoolean(3)) {
+				otherPayloads.add(originals.get(storedId));
+			}
 		});
+		otherPayloads
+			.addAll(committedMeanwhileForOtherPayloads(consumerGroup, stored, payloadFingerprints, seen, originals));
 		return new BatchMark(marked, otherPayloads);
+	}
+
+	/**
+	 * Read the first marks of the duplicates that the marking statement could not see:
+	 * those committed while its insert waited for them. A batch without such duplicates
+	 * costs no statement here.
+	 */
+	private Set<String> committedMeanwhileForOtherPayloads(String consumerGroup, Object[] stored,
+			List<@Nullable Long> payloadFingerprints, Set<String> seen, Map<String, String> originals) {
+		Map<String, Set<Long>> unseen = new HashMap<>();
+		for (int i = 0; i < stored.length; i++) {
+			Long fingerprint = payloadFingerprints.get(i);
+			if (fingerprint != null && !seen.contains((String) stored[i])) {
+				unseen.computeIfAbsent((String) stored[i], (id) -> new HashSet<>()).add(fingerprint);
+			}
+		}
+		if (unseen.isEmpty()) {
+			return Set.of();
+		}
+		Set<String> otherPayloads = new LinkedHashSet<>();
+		this.jdbc.query((connection) -> {
+			PreparedStatement statement = connection.prepareStatement(this.sql.firstFingerprints);
+			statement.setString(1, consumerGroup);
+			statement.setArray(2, connection.createArrayOf("text", unseen.keySet().toArray()));
+			return statement;
+		}, (rs) -> {
+			Long first = rs.getObject(2, Long.class);
+			Set<Long> fingerprints = unseen.get(rs.getString(1));
+			if (first != null && fingerprints != null && fingerprints.stream().anyMatch((f) -> !f.equals(first))) {
+				otherPayloads.add(originals.get(rs.getString(1)));
+			}
+		});
+		return otherPayloads;
 	}
 
 	@Override

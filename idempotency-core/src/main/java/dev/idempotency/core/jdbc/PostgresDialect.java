@@ -1,5 +1,7 @@
 package dev.idempotency.core.jdbc;
 
+import java.sql.SQLException;
+
 /**
  * The SQL of the stores for PostgreSQL. Durations travel as milliseconds and all times
  * come from the database clock, so that leases mean the same on every instance.
@@ -22,6 +24,15 @@ final class PostgresDialect {
 		 * cleanup alike.
 		 */
 		static final String EXPIRED = "expires_at <= now() AND (status = 'DONE' OR locked_until <= now())";
+
+		/** The SQL state of a lock wait past {@code lock_timeout}. */
+		private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+		/**
+		 * The SQL state of a statement in a transaction that an earlier failed statement
+		 * aborted.
+		 */
+		private static final String IN_FAILED_SQL_TRANSACTION = "25P02";
 
 		// The insert's row comes from the settings, so that a lock timeout is in force
 		// before the insert runs; the inserted count is the first column, evaluated
@@ -104,8 +115,36 @@ final class PostgresDialect {
 					""", table);
 		}
 
+		/**
+		 * Whether a claim failed because its wait for a concurrent claim ran out.
+		 */
+		static boolean isLockNotAvailable(Throwable failure) {
+			return hasSqlState(failure, LOCK_NOT_AVAILABLE);
+		}
+
+		/**
+		 * Whether a statement failed because its transaction was aborted before it.
+		 */
+		static boolean isTransactionAborted(Throwable failure) {
+			return hasSqlState(failure, IN_FAILED_SQL_TRANSACTION);
+		}
+
+		private static boolean hasSqlState(Throwable failure, String state) {
+			for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+				if (cause instanceof SQLException sql && state.equals(sql.getSQLState())) {
+					return true;
+				}
+			}
+			return false;
+		}
+
 	}
 
+	/**
+	 * The statements of the processed-event store. A batch inserts its ids in one order
+	 * whatever order they came in (byte order, then position), so that two batches that
+	 * share ids take their row locks in the same order and never deadlock.
+	 */
 	static final class EventStatements {
 
 		final String mark;
@@ -120,6 +159,8 @@ final class PostgresDialect {
 
 		final String markAllWithFingerprints;
 
+		final String firstFingerprints;
+
 		EventStatements(String table) {
 			this.mark = TableNames.render("""
 					INSERT INTO %TABLE% (consumer_group, event_id, processed_at)
@@ -129,6 +170,7 @@ final class PostgresDialect {
 			this.markAll = TableNames.render("""
 					INSERT INTO %TABLE% (consumer_group, event_id, processed_at)
 					SELECT ?, event_id, now() FROM unnest(?::text[]) AS ids (event_id)
+					ORDER BY event_id COLLATE "C"
 					ON CONFLICT (consumer_group, event_id) DO NOTHING
 					RETURNING event_id
 					""", table);
@@ -136,9 +178,8 @@ final class PostgresDialect {
 					SELECT EXISTS (SELECT 1 FROM %TABLE% WHERE consumer_group = ? AND event_id = ?)
 					""", table);
 			// A new event costs the insert alone; only a duplicate reads the fingerprint
-			// of
-			// its first mark, in a statement of its own that sees a first mark committed
-			// while the insert waited for it.
+			// of its first mark, in a statement of its own that sees a first mark
+			// committed while the insert waited for it.
 			this.markWithFingerprint = TableNames.render("""
 					INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
 					VALUES (?, ?, ?, now())
@@ -147,19 +188,29 @@ final class PostgresDialect {
 			this.firstFingerprint = TableNames.render("""
 					SELECT payload_fingerprint FROM %TABLE% WHERE consumer_group = ? AND event_id = ?
 					""", table);
+			// The inserted ids, and the duplicates the statement's snapshot holds with
+			// whether their first mark was for another payload. A duplicate in neither
+			// was committed while the insert waited for it: the caller reads it with
+			// firstFingerprints.
 			this.markAllWithFingerprints = TableNames.render("""
 					WITH batch AS (
-					    SELECT * FROM unnest(?::text[], ?::bigint[]) AS b (event_id, payload_fingerprint)),
+					    SELECT * FROM unnest(?::text[], ?::bigint[]) WITH ORDINALITY
+					        AS b (event_id, payload_fingerprint, position)),
 					inserted AS (
 					    INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
 					    SELECT ?, event_id, payload_fingerprint, now() FROM batch
+					    ORDER BY event_id COLLATE "C", position
 					    ON CONFLICT (consumer_group, event_id) DO NOTHING
 					    RETURNING event_id)
-					SELECT event_id, true AS inserted FROM inserted
+					SELECT event_id, true AS inserted, false AS other_payload FROM inserted
 					UNION ALL
-					SELECT p.event_id, false FROM batch b
+					SELECT p.event_id, false, coalesce(p.payload_fingerprint <> b.payload_fingerprint, false)
+					FROM batch b
 					JOIN %TABLE% p ON p.consumer_group = ? AND p.event_id = b.event_id
-					WHERE p.payload_fingerprint <> b.payload_fingerprint
+					""", table);
+			this.firstFingerprints = TableNames.render("""
+					SELECT event_id, payload_fingerprint FROM %TABLE%
+					WHERE consumer_group = ? AND event_id = ANY (?::text[])
 					""", table);
 		}
 

@@ -7,8 +7,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.Completion;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.IdempotencyRecord.Status;
@@ -43,6 +49,9 @@ abstract class IdempotencyKeyStoreContractTests {
 
 	/** Run in one transaction and roll it back at the end. */
 	protected abstract void inRolledBackTransaction(Runnable work);
+
+	/** Run in one transaction and commit it at the end. */
+	protected abstract void inCommittedTransaction(Runnable work);
 
 	private static String newKey() {
 		return "key-" + UUID.randomUUID();
@@ -90,7 +99,8 @@ abstract class IdempotencyKeyStoreContractTests {
 			assertThat(record.key()).isEqualTo(key);
 			assertThat(record.status()).isEqualTo(Status.IN_PROGRESS);
 		});
-		assertThat(store().complete("", key, winners.get(0), response("{}"), RETENTION)).isTrue();
+		assertThat(store().complete("", key, winners.get(0), response("{}"), RETENTION))
+			.isEqualTo(Completion.COMPLETED);
 	}
 
 	@Test
@@ -107,7 +117,7 @@ abstract class IdempotencyKeyStoreContractTests {
 		StoredResponse response = new StoredResponse(201,
 				Map.of("Content-Type", List.of("application/json"), "ETag", List.of("\"v1\"", "W/\"v2\"")),
 				"{\"b\":1,  \"a\":\"\u20bd\"}".getBytes(StandardCharsets.UTF_8));
-		assertThat(store().complete("", key, owner, response, RETENTION)).isTrue();
+		assertThat(store().complete("", key, owner, response, RETENTION)).isEqualTo(Completion.COMPLETED);
 		IdempotencyRecord record = store().find("", key).orElseThrow();
 		assertThat(record.status()).isEqualTo(Status.DONE);
 		assertThat(record.response()).isEqualTo(response);
@@ -124,12 +134,12 @@ abstract class IdempotencyKeyStoreContractTests {
 		String first = ((ClaimResult.Claimed) store().claim(claim("", key, "h"))).owner();
 		expireLease("", key);
 		String second = store().takeOver("", key, LEASE).orElseThrow();
-		assertThat(store().complete("", key, first, response("zombie"), RETENTION)).isFalse();
+		assertThat(store().complete("", key, first, response("zombie"), RETENTION)).isEqualTo(Completion.CLAIM_LOST);
 		IdempotencyRecord record = store().find("", key).orElseThrow();
 		assertThat(record.status()).isEqualTo(Status.IN_PROGRESS);
 		assertThat(record.response()).isNull();
 		assertThat(store().release("", key, first)).isFalse();
-		assertThat(store().complete("", key, second, response("winner"), RETENTION)).isTrue();
+		assertThat(store().complete("", key, second, response("winner"), RETENTION)).isEqualTo(Completion.COMPLETED);
 		assertThat(new String(store().find("", key).orElseThrow().response().body(), StandardCharsets.UTF_8))
 			.isEqualTo("winner");
 	}
@@ -138,8 +148,9 @@ abstract class IdempotencyKeyStoreContractTests {
 	void completionWithAnUnknownOwnerChangesNothing() {
 		String key = newKey();
 		store().claim(claim("", key, "h"));
-		assertThat(store().complete("", key, "not-the-owner", response("x"), RETENTION)).isFalse();
-		assertThat(store().complete("", newKey(), "nobody", response("x"), RETENTION)).isFalse();
+		assertThat(store().complete("", key, "not-the-owner", response("x"), RETENTION))
+			.isEqualTo(Completion.CLAIM_LOST);
+		assertThat(store().complete("", newKey(), "nobody", response("x"), RETENTION)).isEqualTo(Completion.CLAIM_LOST);
 		assertThat(store().find("", key).orElseThrow().status()).isEqualTo(Status.IN_PROGRESS);
 	}
 
@@ -170,7 +181,7 @@ abstract class IdempotencyKeyStoreContractTests {
 		IdempotencyRecord record = store().find("", key).orElseThrow();
 		assertThat(record.isLeaseExpired()).isFalse();
 		String winner = results.stream().flatMap(Optional::stream).findFirst().orElseThrow();
-		assertThat(store().complete("", key, winner, response("x"), RETENTION)).isTrue();
+		assertThat(store().complete("", key, winner, response("x"), RETENTION)).isEqualTo(Completion.COMPLETED);
 	}
 
 	@Test
@@ -189,7 +200,7 @@ abstract class IdempotencyKeyStoreContractTests {
 				});
 		IdempotencyRecord record = store().find("", key).orElseThrow();
 		assertThat(record.expiresAt()).isAfterOrEqualTo(record.lockedUntil());
-		assertThat(store().complete("", key, owner, response("x"), RETENTION)).isTrue();
+		assertThat(store().complete("", key, owner, response("x"), RETENTION)).isEqualTo(Completion.COMPLETED);
 	}
 
 	@Test
@@ -201,7 +212,7 @@ abstract class IdempotencyKeyStoreContractTests {
 			.hasValueSatisfying((record) -> assertThat(record.status()).isEqualTo(Status.IN_PROGRESS));
 		assertThat(store().claim(claim("", key, "other"))).isInstanceOfSatisfying(ClaimResult.Existing.class,
 				(existing) -> assertThat(existing.record().requestHash()).isEqualTo("h"));
-		assertThat(store().complete("", key, owner, response("x"), RETENTION)).isTrue();
+		assertThat(store().complete("", key, owner, response("x"), RETENTION)).isEqualTo(Completion.COMPLETED);
 	}
 
 	@Test
@@ -257,6 +268,64 @@ abstract class IdempotencyKeyStoreContractTests {
 			assertThat(new String(record.response().body(), StandardCharsets.UTF_8)).isEqualTo(key);
 		}
 		assertThat(store().find("s'cope", "a%_\\c")).isEmpty();
+	}
+
+	@Test
+	void aBoundedClaimOfAFreeKeyClaimsItAndOfAClaimedKeyFindsItsRecord() {
+		String key = newKey();
+		inCommittedTransaction(() -> assertThat(store().claim(claim("", key, "h1"), Duration.ofSeconds(5)))
+			.isInstanceOf(ClaimResult.Claimed.class));
+		inRolledBackTransaction(() -> assertThat(store().claim(claim("", key, "h2"), Duration.ofSeconds(5)))
+			.isInstanceOfSatisfying(ClaimResult.Existing.class,
+					(existing) -> assertThat(existing.record().requestHash()).isEqualTo("h1")));
+	}
+
+	@Test
+	void aBoundedClaimOfAKeyThatAnUncommittedClaimHoldsReportsItHeldOnceItsWaitRunsOut() throws Exception {
+		String key = newKey();
+		try (UncommittedClaim holder = new UncommittedClaim(key)) {
+			long began = System.nanoTime();
+			inRolledBackTransaction(() -> assertThat(store().claim(claim("", key, "h"), Duration.ofMillis(300)))
+				.isInstanceOf(ClaimResult.Held.class));
+			assertThat(Duration.ofNanos(System.nanoTime() - began)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+		}
+		assertThat(store().find("", key)).isEmpty();
+	}
+
+	/**
+	 * A claim of a key held uncommitted in a transaction of another thread, rolled back
+	 * when closed.
+	 */
+	private final class UncommittedClaim implements AutoCloseable {
+
+		private final CountDownLatch end = new CountDownLatch(1);
+
+		private final ExecutorService executor = Executors.newSingleThreadExecutor();
+
+		private final Future<?> transaction;
+
+		UncommittedClaim(String key) throws Exception {
+			CountDownLatch claimed = new CountDownLatch(1);
+			this.transaction = this.executor.submit(() -> inRolledBackTransaction(() -> {
+				store().claim(claim("", key, "holder"));
+				claimed.countDown();
+				try {
+					this.end.await(60, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}));
+			assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+		}
+
+		@Override
+		public void close() throws Exception {
+			this.end.countDown();
+			this.transaction.get(30, TimeUnit.SECONDS);
+			this.executor.shutdown();
+		}
+
 	}
 
 }

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.Completion;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
@@ -116,7 +117,7 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 		cleaner.deleteAll(RetentionTarget.idempotencyKeys("idempotency_key"), 100, Duration.ZERO);
 		assertThat(rows(key)).isOne();
 		assertThat(store.complete("", key, owner, new StoredResponse(200, Map.of(), new byte[0]), Duration.ofHours(1)))
-			.isTrue();
+			.isEqualTo(Completion.COMPLETED);
 	}
 
 	@Test
@@ -124,29 +125,46 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 		String key = newKey();
 		try (UncommittedClaim holder = new UncommittedClaim(key)) {
 			long began = System.nanoTime();
-			assertThatThrownBy(() -> transactions
-				.executeWithoutResult((status) -> jdbcStore().claim(claim(key), Duration.ofMillis(300))))
-				.satisfies((ex) -> assertThat(sqlState(ex)).isEqualTo("55P03"));
+			transactions.executeWithoutResult((status) -> {
+				assertThat(store.claim(claim(key), Duration.ofMillis(300))).isInstanceOf(ClaimResult.Held.class);
+				assertThatThrownBy(() -> jdbc.queryForObject("SELECT 1", Integer.class))
+					.as("the transaction of a held claim is aborted")
+					.satisfies((ex) -> assertThat(sqlState(ex)).isEqualTo("25P02"));
+				status.setRollbackOnly();
+			});
 			assertThat(Duration.ofNanos(System.nanoTime() - began)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
 		}
+	}
+
+	@Test
+	void aCompletionAfterAFailedStatementOfItsTransactionReportsTheTransactionAborted() {
+		String key = newKey();
+		transactions.executeWithoutResult((status) -> {
+			String owner = ((ClaimResult.Claimed) store.claim(claim(key))).owner();
+			assertThatThrownBy(() -> jdbc.update("INSERT INTO idempotency_key (scope) VALUES (NULL)"))
+				.isInstanceOf(org.springframework.dao.DataAccessException.class);
+			assertThat(
+					store.complete("", key, owner, new StoredResponse(200, Map.of(), new byte[0]), Duration.ofHours(1)))
+				.isEqualTo(Completion.TRANSACTION_ABORTED);
+			status.setRollbackOnly();
+		});
+		assertThat(rows(key)).isZero();
 	}
 
 	@Test
 	void aBoundedClaimLeavesTheLockTimeoutOfTheStatementsAfterItAsItWas() {
 		transactions.executeWithoutResult((status) -> {
 			jdbc.execute("SET LOCAL lock_timeout = '7s'");
-			assertThat(jdbcStore().claim(claim(newKey()), Duration.ofMillis(300)))
-				.isInstanceOf(ClaimResult.Claimed.class);
+			assertThat(store.claim(claim(newKey()), Duration.ofMillis(300))).isInstanceOf(ClaimResult.Claimed.class);
 			assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("7s");
 			String existing = newKey();
 			store.claim(claim(existing));
-			assertThat(jdbcStore().claim(claim(existing), Duration.ofMillis(300)))
-				.isInstanceOf(ClaimResult.Existing.class);
+			assertThat(store.claim(claim(existing), Duration.ofMillis(300))).isInstanceOf(ClaimResult.Existing.class);
 			assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("7s");
 			status.setRollbackOnly();
 		});
 		transactions.executeWithoutResult((status) -> {
-			jdbcStore().claim(claim(newKey()), Duration.ofMillis(300));
+			store.claim(claim(newKey()), Duration.ofMillis(300));
 			assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("0");
 			status.setRollbackOnly();
 		});
@@ -160,7 +178,7 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 			AtomicInteger waiter = new AtomicInteger();
 			Future<ClaimResult> waiting = executor.submit(() -> transactions.execute((status) -> {
 				waiter.set(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
-				return jdbcStore().claim(claim(key), Duration.ofSeconds(30));
+				return store.claim(claim(key), Duration.ofSeconds(30));
 			}));
 			await().atMost(Duration.ofSeconds(30))
 				.until(() -> waiter.get() != 0 && "Lock".equals(jdbc.queryForObject(
@@ -178,10 +196,6 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 
 	private static KeyClaim claim(String key) {
 		return new KeyClaim("", key, "h", Duration.ofSeconds(30), Duration.ofHours(1));
-	}
-
-	private static JdbcIdempotencyKeyStore jdbcStore() {
-		return (JdbcIdempotencyKeyStore) store;
 	}
 
 	private static @Nullable String sqlState(Throwable ex) {
@@ -248,6 +262,11 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 
 	private static String newKey() {
 		return "key-" + UUID.randomUUID();
+	}
+
+	@Override
+	protected void inCommittedTransaction(Runnable work) {
+		transactions.executeWithoutResult((status) -> work.run());
 	}
 
 	@Override

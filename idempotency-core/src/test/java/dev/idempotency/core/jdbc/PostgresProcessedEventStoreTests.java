@@ -191,6 +191,86 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 		}
 	}
 
+	@Test
+	void aBatchDuplicateThatWaitedForTheFirstMarkToCommitSeesItsFingerprint() throws Exception {
+		String id = UUID.randomUUID().toString();
+		String fresh = UUID.randomUUID().toString();
+		CountDownLatch marked = new CountDownLatch(1);
+		CountDownLatch commit = new CountDownLatch(1);
+		ExecutorService executor = Executors.newFixedThreadPool(2);
+		try {
+			Future<Mark> firstMark = executor.submit(() -> transactions.execute((status) -> {
+				Mark mark = store.mark("billing", id, 1L);
+				marked.countDown();
+				awaitUninterruptibly(commit);
+				return mark;
+			}));
+			assertThat(marked.await(30, TimeUnit.SECONDS)).isTrue();
+			AtomicInteger waiter = new AtomicInteger();
+			Future<BatchMark> batchMark = executor.submit(() -> transactions.execute((status) -> {
+				waiter.set(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
+				return store.markAll("billing", List.of(fresh, id), List.of(3L, 2L));
+			}));
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> waiter.get() != 0 && "Lock".equals(jdbc.queryForObject(
+						"SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?", String.class, waiter.get())));
+			commit.countDown();
+			assertThat(firstMark.get(30, TimeUnit.SECONDS)).isEqualTo(Mark.NEW);
+			BatchMark batch = batchMark.get(30, TimeUnit.SECONDS);
+			assertThat(batch.marked()).containsExactly(fresh);
+			assertThat(batch.otherPayloads()).containsExactly(id);
+		}
+		finally {
+			commit.countDown();
+			executor.shutdownNow();
+		}
+	}
+
+	@Test
+	void batchMarksOfTheSameIdsInOppositeOrdersNeverDeadlock() throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(2);
+		try {
+			for (int round = 0; round < 10; round++) {
+				List<String> ids = new ArrayList<>();
+				for (int i = 0; i < 3000; i++) {
+					ids.add(UUID.randomUUID().toString());
+				}
+				List<String> reversed = new ArrayList<>(ids);
+				java.util.Collections.reverse(reversed);
+				// With fingerprints (String payloads) in even rounds, without in odd
+				// ones.
+				List<Long> fingerprints = (round % 2 == 0) ? ids.stream().map((id) -> (long) id.hashCode()).toList()
+						: java.util.Collections.nCopies(ids.size(), null);
+				List<Long> reversedFingerprints = new ArrayList<>(fingerprints);
+				java.util.Collections.reverse(reversedFingerprints);
+				java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+				Future<BatchMark> forwards = executor.submit(() -> transactions.execute((status) -> {
+					awaitUninterruptibly(start);
+					return store.markAll("billing", ids, fingerprints);
+				}));
+				Future<BatchMark> backwards = executor.submit(() -> transactions.execute((status) -> {
+					awaitUninterruptibly(start);
+					return store.markAll("billing", reversed, reversedFingerprints);
+				}));
+				BatchMark first = forwards.get(60, TimeUnit.SECONDS);
+				BatchMark second = backwards.get(60, TimeUnit.SECONDS);
+				assertThat(first.marked().size() + second.marked().size()).as("round %d", round).isEqualTo(ids.size());
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	private static void awaitUninterruptibly(java.util.concurrent.CyclicBarrier barrier) {
+		try {
+			barrier.await(60, TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
 	private static void awaitUninterruptibly(CountDownLatch latch) {
 		try {
 			latch.await(60, TimeUnit.SECONDS);

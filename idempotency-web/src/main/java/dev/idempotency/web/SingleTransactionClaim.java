@@ -1,0 +1,183 @@
+package dev.idempotency.web;
+
+import java.io.IOException;
+import java.time.Duration;
+
+import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.Completion;
+import dev.idempotency.core.StoredResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.transaction.TransactionStatus;
+
+/**
+ * A key claimed by {@link ClaimMode#SINGLE_TRANSACTION}: by the first statement of the
+ * business transaction, followed by a savepoint, so that the handler's work can be undone
+ * while the claim stays in place until what replaces it (a stored outcome, a claim kept
+ * for work elsewhere) commits. Rolling the transaction back gives the key back.
+ * <p>
+ * A duplicate waits for the request that holds the key, for at most the lock timeout. It
+ * waits in memory, holding no connection, while that request runs on this instance; it
+ * waits on the database for at most the lock attempt timeout at a time otherwise, giving
+ * its connection back between attempts.
+ */
+final class SingleTransactionClaim extends HeldClaim {
+
+	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
+
+	private static final Duration FIRST_PAUSE = Duration.ofMillis(10);
+
+	private final Object savepoint;
+
+	private final LocalClaims.Hold hold;
+
+	private SingleTransactionClaim(IdempotentExecution execution, TransactionStatus transaction, String owner,
+			Object savepoint, LocalClaims.Hold hold) {
+		super(execution, transaction, owner);
+		this.savepoint = savepoint;
+		this.hold = hold;
+	}
+
+	/**
+	 * Begin the business transaction and claim the key in it, or answer with the record
+	 * that holds it, waiting at most the lock timeout for a request that holds it.
+	 * @return the claim, or {@code null} when the request was answered
+	 */
+	static @Nullable SingleTransactionClaim acquire(IdempotentExecution execution) throws IOException {
+		IdempotentExecution.Settings settings = execution.settings();
+		LocalClaims local = settings.localClaims();
+		long deadline = System.nanoTime() + settings.lockTimeout().toNanos();
+		Duration pause = FIRST_PAUSE;
+		while (true) {
+			if (!awaitLocalRelease(execution, deadline)) {
+				return null;
+			}
+			TransactionStatus transaction = execution.transactions().begin(execution.endpoint().transaction());
+			SingleTransactionClaim claim = null;
+			try {
+				Duration wait = min(settings.lockAttemptTimeout(), remaining(deadline));
+				ClaimResult result = execution.claim(wait);
+				if (!(result instanceof ClaimResult.Held)) {
+					String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner() : execution
+						.settle(((ClaimResult.Existing) result).record(), execution::takeOver, execution::find);
+					if (owner == null) {
+						return null;
+					}
+					claim = new SingleTransactionClaim(execution, transaction, owner, transaction.createSavepoint(),
+							local.hold(execution.scope(), execution.key()));
+					return claim;
+				}
+			}
+			finally {
+				if (claim == null) {
+					execution.transactions().rollback(transaction);
+				}
+			}
+			// Held by a request on another instance, or by one of this instance that has
+			// not marked it yet: wait without a connection before the next attempt.
+			if (remaining(deadline).isZero()) {
+				return stillHeld(execution);
+			}
+			if (!local.isHeld(execution.scope(), execution.key())) {
+				pause(min(pause, remaining(deadline)));
+				pause = min(pause.multipliedBy(2), settings.lockAttemptTimeout());
+			}
+		}
+	}
+
+	private static boolean awaitLocalRelease(IdempotentExecution execution, long deadline) throws IOException {
+		try {
+			if (execution.settings()
+				.localClaims()
+				.awaitRelease(execution.scope(), execution.key(), remaining(deadline))) {
+				return true;
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		stillHeld(execution);
+		return false;
+	}
+
+	private static @Nullable SingleTransactionClaim stillHeld(IdempotentExecution execution) throws IOException {
+		log.debug("Key " + execution.keyHash() + " still held after the lock timeout");
+		execution.responses()
+			.keyInUse(execution.request(), execution.response(), execution.match(), Duration.ofSeconds(1),
+					execution.keyHash());
+		return null;
+	}
+
+	private static void pause(Duration pause) {
+		try {
+			Thread.sleep(pause.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private static Duration remaining(long deadline) {
+		long nanos = deadline - System.nanoTime();
+		return (nanos > 0) ? Duration.ofNanos(nanos) : Duration.ZERO;
+	}
+
+	private static Duration min(Duration a, Duration b) {
+		Duration shorter = (a.compareTo(b) <= 0) ? a : b;
+		// A wait is whole milliseconds, and at least one.
+		return (shorter.toMillis() >= 1) ? shorter : Duration.ofMillis(1);
+	}
+
+	@Override
+	void abandon() {
+		this.execution.transactions().rollback(this.transaction);
+		transactionEnded();
+	}
+
+	@Override
+	protected void giveBackAfterFailedCommit() {
+		// The claim was part of the transaction that did not commit.
+	}
+
+	@Override
+	protected void transactionEnded() {
+		this.hold.release();
+	}
+
+	@Override
+	void undoAndStore(StoredResponse stored) {
+		try {
+			this.transaction.rollbackToSavepoint(this.savepoint);
+			Completion completion = complete(stored);
+			if (completion == Completion.COMPLETED) {
+				commit();
+				return;
+			}
+			log.warn("Could not store the outcome of key " + this.execution.keyHash() + ": " + completion
+					+ "; a retry will run again");
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not store the outcome of key " + this.execution.keyHash() + "; a retry will run again", ex);
+		}
+		if (isOpen()) {
+			abandon();
+		}
+	}
+
+	@Override
+	void undoAndKeep() {
+		try {
+			this.transaction.rollbackToSavepoint(this.savepoint);
+			commit();
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not keep key " + this.execution.keyHash() + " claimed", ex);
+		}
+		if (isOpen()) {
+			abandon();
+		}
+	}
+
+}
