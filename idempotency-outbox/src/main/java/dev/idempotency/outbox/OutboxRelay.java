@@ -8,6 +8,7 @@ import java.util.UUID;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.internal.StoreTransactionManagers;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -118,7 +119,8 @@ public final class OutboxRelay
 		checkLease(builder.lease, builder.destinations);
 		NamedParameterJdbcTemplate jdbc = new NamedParameterJdbcTemplate(builder.dataSource);
 		PlatformTransactionManager transactionManager = (builder.transactionManager != null)
-				? builder.transactionManager : new DataSourceTransactionManager(builder.dataSource);
+				? transactionManagerChecks().find(builder.transactionManager, null, builder.dataSource, null)
+				: new DataSourceTransactionManager(builder.dataSource);
 		TransactionTemplate transactions = new TransactionTemplate(transactionManager);
 		transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		OutboxStatements sql = new OutboxStatements(builder.table);
@@ -141,6 +143,19 @@ public final class OutboxRelay
 		this.started = (builder.claimAhead && builder.mode == Mode.TWO_PHASE)
 				? new ClaimAheadCycle(steps, this.loop::isClaiming, builder.name) : this.once;
 		this.lastReap = System.nanoTime() - this.reapInterval.toNanos();
+	}
+
+	/**
+	 * The shared check that a transaction manager given to the relay manages the outbox
+	 * table's {@code DataSource}: the claims and marks of another one would commit on
+	 * their own connections, or not at all.
+	 */
+	private static StoreTransactionManagers transactionManagerChecks() {
+		return new StoreTransactionManagers(
+				"The outbox relay must claim and mark its rows in transactions of the outbox table's DataSource",
+				"the outbox table", "the OutboxRelayBuilder",
+				"Give the relay a transaction manager of the DataSource it is built on, or none: it then makes a"
+						+ " DataSourceTransactionManager of its own.");
 	}
 
 	private static void checkLease(Duration lease, List<OutboxDestination> destinations) {

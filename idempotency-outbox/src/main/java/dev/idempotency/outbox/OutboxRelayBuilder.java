@@ -100,7 +100,8 @@ public final class OutboxRelayBuilder {
 
 	/**
 	 * Use this transaction manager for the relay's own transactions (default: a
-	 * {@link DataSourceTransactionManager} on the data source).
+	 * {@link DataSourceTransactionManager} on the data source). {@link #build()} refuses
+	 * one that does not manage the relay's data source.
 	 * @param transactionManager the transaction manager
 	 * @return this builder
 	 */
@@ -311,8 +312,9 @@ public final class OutboxRelayBuilder {
 	/**
 	 * Build the relay.
 	 * @return the relay, not started
-	 * @throws IllegalStateException when there is no destination, or when the lease is
-	 * not longer than the longest send of a destination
+	 * @throws IllegalStateException when there is no destination, when the lease is not
+	 * longer than the longest send of a destination, or when the transaction manager does
+	 * not manage the data source
 	 */
 	public OutboxRelay build() {
 		return new OutboxRelay(this);
