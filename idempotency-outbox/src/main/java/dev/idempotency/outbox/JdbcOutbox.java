@@ -1,21 +1,28 @@
 package dev.idempotency.outbox;
 
-import java.sql.PreparedStatement;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.jdbc.HeaderCodec;
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.jdbc.core.BatchPreparedStatementSetter;
-import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.core.namedparam.SqlParameterSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.support.GeneratedKeyHolder;
 import org.springframework.jdbc.support.KeyHolder;
@@ -28,11 +35,22 @@ import org.springframework.util.Assert;
  * caller's transaction, which must be a transaction of the outbox's {@link DataSource};
  * {@link #appendAll(Collection)} sends the inserts of many messages as one JDBC batch.
  * <p>
- * The insert first takes a transaction-scoped lock on the message's key, so that a second
- * transaction appending to the same key waits until the first has committed or rolled
- * back: the ids of a key, its publication order, follow the commit order of its
- * transactions. Two transactions that append to several keys in opposite orders can
- * deadlock; PostgreSQL then rolls one of them back, to be retried.
+ * The insert first takes a transaction-scoped lock, so that a second transaction
+ * appending to the same key waits until the first has committed or rolled back: the ids
+ * of a key, its publication order, follow the commit order of its transactions. While a
+ * transaction has appended to at most {@link #setMaxKeyLocks(int) a few keys} it locks
+ * each of its keys (and the table in shared mode); once it appends to more, it locks the
+ * table in exclusive mode instead, which orders it against every other transaction that
+ * appends to the table. So a transaction holds a bounded number of locks in PostgreSQL's
+ * shared lock table whatever the number of keys it appends to, at the price, for a
+ * transaction of many keys, of waiting for the appending transactions in flight and
+ * making the others wait for its end. Two transactions that append to several keys in
+ * opposite orders can deadlock, and so can one whose appends reach the limit while
+ * another waits for one of its keys; PostgreSQL then rolls one of them back, to be
+ * retried.
+ * <p>
+ * A message whose payload and headers take more than {@link #setMaxPayloadSize(int) the
+ * maximum payload size} is refused before anything is written.
  * <p>
  * After a transaction that appended commits, the listeners given to
  * {@link #afterCommit(Runnable)} run, so that the relay of this instance starts at once
@@ -43,9 +61,27 @@ public class JdbcOutbox implements Outbox {
 	/** The default table name. */
 	public static final String DEFAULT_TABLE_NAME = "outbox";
 
+	/** The default of the most bytes of payload and headers of one message: 1 MiB. */
+	public static final int DEFAULT_MAX_PAYLOAD_SIZE = 1024 * 1024;
+
+	/**
+	 * The default of the most keys a transaction locks one by one before it locks the
+	 * table instead.
+	 */
+	public static final int DEFAULT_MAX_KEY_LOCKS = 64;
+
+	/** The insert's {@code key_lock} of a message without key: no order, no lock. */
+	static final int NO_LOCK = 0;
+
+	/** The insert's {@code key_lock} of a key locked on its own. */
+	static final int KEY_LOCK = 1;
+
+	/** The insert's {@code key_lock} in a transaction that locks the table. */
+	static final int TABLE_LOCK = 2;
+
 	private final DataSource dataSource;
 
-	private final JdbcTemplate jdbc;
+	private final NamedParameterJdbcTemplate jdbc;
 
 	private final JsonMapper jsonMapper;
 
@@ -56,6 +92,10 @@ public class JdbcOutbox implements Outbox {
 	private volatile @Nullable Predicate<String> deliverable;
 
 	private volatile String undeliverableRemedy = "";
+
+	private volatile int maxPayloadSize = DEFAULT_MAX_PAYLOAD_SIZE;
+
+	private volatile int maxKeyLocks = DEFAULT_MAX_KEY_LOCKS;
 
 	/**
 	 * Create an outbox on the default table.
@@ -76,7 +116,7 @@ public class JdbcOutbox implements Outbox {
 		Assert.notNull(dataSource, "dataSource must not be null");
 		Assert.notNull(jsonMapper, "jsonMapper must not be null");
 		this.dataSource = dataSource;
-		this.jdbc = new JdbcTemplate(dataSource);
+		this.jdbc = new NamedParameterJdbcTemplate(dataSource);
 		this.jsonMapper = jsonMapper;
 		this.sql = new OutboxStatements(tableName);
 	}
@@ -96,6 +136,32 @@ public class JdbcOutbox implements Outbox {
 	}
 
 	/**
+	 * Set the most bytes of payload and headers (their stored {@code Name: value} lines,
+	 * in UTF-8) one message may take (default 1 MiB, Kafka's default largest request). A
+	 * larger message is refused with an {@link IllegalArgumentException} before anything
+	 * is written: a relay holds whole messages in memory, and a destination that refuses
+	 * it for its size would only make it DEAD.
+	 * @param maxPayloadSize the most bytes
+	 */
+	public void setMaxPayloadSize(int maxPayloadSize) {
+		Assert.isTrue(maxPayloadSize > 0, "maxPayloadSize must be positive");
+		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	/**
+	 * Set the most keys a transaction locks one by one (default
+	 * {@value #DEFAULT_MAX_KEY_LOCKS}); a transaction that appends to more locks the
+	 * table instead. A transaction then holds at most this many locks and two of the
+	 * table's in PostgreSQL's shared lock table, whose size for all sessions together is
+	 * {@code max_locks_per_transaction} times the connections.
+	 * @param maxKeyLocks the most keys locked one by one
+	 */
+	public void setMaxKeyLocks(int maxKeyLocks) {
+		Assert.isTrue(maxKeyLocks > 0, "maxKeyLocks must be positive");
+		this.maxKeyLocks = maxKeyLocks;
+	}
+
+	/**
 	 * Run a listener after every commit of a transaction that appended at least one
 	 * message, typically {@link OutboxRelay#wakeUp()}.
 	 * @param listener the listener; it runs on the committing thread and must be quick
@@ -109,15 +175,10 @@ public class JdbcOutbox implements Outbox {
 	public long append(OutboxEvent message) {
 		Assert.notNull(message, "message must not be null");
 		checkTransaction();
-		checkDeliverable(message);
-		byte[] bytes = payload(message);
+		Row row = row(message);
+		int[] locks = transactionAppends().locks(List.of(message));
 		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.update((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.insert, new String[] { "id" });
-			bind(statement, message, bytes);
-			return statement;
-		}, keys);
-		registerWakeUp();
+		this.jdbc.update(this.sql.insert, row.parameters(locks[0]), keys, new String[] { "id" });
 		Number id = keys.getKey();
 		Assert.state(id != null, "The outbox insert returned no id");
 		return id.longValue();
@@ -126,7 +187,8 @@ public class JdbcOutbox implements Outbox {
 	/**
 	 * Append messages with one JDBC batch of the insert that {@link #append(OutboxEvent)}
 	 * runs, in the order of the collection. Every message is checked and serialized
-	 * before anything is written.
+	 * before anything is written. When the messages would take the transaction past the
+	 * keys it locks one by one, the table is locked before the first of them.
 	 */
 	@Override
 	public List<Long> appendAll(Collection<OutboxEvent> messages) {
@@ -137,31 +199,45 @@ public class JdbcOutbox implements Outbox {
 		if (events.isEmpty()) {
 			return List.of();
 		}
-		events.forEach(this::checkDeliverable);
-		List<byte[]> payloads = events.stream().map(this::payload).toList();
+		List<Row> rows = events.stream().map(this::row).toList();
+		int[] locks = transactionAppends().locks(events);
+		SqlParameterSource[] parameters = new SqlParameterSource[rows.size()];
+		for (int i = 0; i < parameters.length; i++) {
+			parameters[i] = rows.get(i).parameters(locks[i]);
+		}
 		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.batchUpdate((connection) -> connection.prepareStatement(this.sql.insert, new String[] { "id" }),
-				new BatchPreparedStatementSetter() {
-
-					@Override
-					public void setValues(PreparedStatement statement, int index) throws SQLException {
-						bind(statement, events.get(index), payloads.get(index));
-					}
-
-					@Override
-					public int getBatchSize() {
-						return events.size();
-					}
-
-				}, keys);
-		registerWakeUp();
+		this.jdbc.batchUpdate(this.sql.insert, parameters, keys, new String[] { "id" });
 		List<Long> ids = new ArrayList<>(events.size());
-		for (Map<String, Object> row : keys.getKeyList()) {
-			ids.add(((Number) row.get("id")).longValue());
+		for (Map<String, Object> key : keys.getKeyList()) {
+			ids.add(((Number) key.get("id")).longValue());
 		}
 		Assert.state(ids.size() == events.size(),
 				() -> "The outbox insert returned " + ids.size() + " ids for " + events.size() + " messages");
 		return ids;
+	}
+
+	/**
+	 * Check and serialize a message.
+	 */
+	private Row row(OutboxEvent message) {
+		checkDeliverable(message);
+		Object payload = message.getPayload();
+		byte[] bytes = (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
+		String headers = null;
+		if (!message.getHeaders().isEmpty()) {
+			Map<String, List<String>> lines = new LinkedHashMap<>();
+			message.getHeaders().forEach((name, value) -> lines.put(name, List.of(value)));
+			headers = HeaderCodec.encode(lines);
+		}
+		long size = bytes.length + ((headers != null) ? headers.getBytes(StandardCharsets.UTF_8).length : 0);
+		if (size > this.maxPayloadSize) {
+			throw new IllegalArgumentException("The outbox message to '" + message.getDestination() + "' takes " + size
+					+ " bytes of payload and headers, above the maximum of " + this.maxPayloadSize
+					+ " bytes: nothing was written. Make the message smaller (store a large document elsewhere and"
+					+ " send its reference), or raise the maximum payload size (idempotency.outbox.max-payload-size"
+					+ " with Spring Boot) if every destination accepts it.");
+		}
+		return new Row(message, bytes, headers);
 	}
 
 	private void checkDeliverable(OutboxEvent message) {
@@ -170,24 +246,6 @@ public class JdbcOutbox implements Outbox {
 			throw new IllegalStateException("No outbox destination delivers '" + message.getDestination()
 					+ "': the row would never be published. " + this.undeliverableRemedy);
 		}
-	}
-
-	private byte[] payload(OutboxEvent message) {
-		Object payload = message.getPayload();
-		return (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
-	}
-
-	private static void bind(PreparedStatement statement, OutboxEvent message, byte[] payload) throws SQLException {
-		statement.setString(1, message.getDestination());
-		statement.setString(2, message.getMessageKey());
-		statement.setBytes(3, payload);
-		statement.setString(4, HeaderLines.encode(message.getHeaders()));
-		statement.setString(5, message.getEventId());
-		statement.setString(6, message.getEventType());
-		statement.setString(7, message.getIdempotencyKey());
-		statement.setString(8, message.getMessageKey());
-		statement.setString(9, message.getMessageKey());
-		statement.setString(10, message.getDestination());
 	}
 
 	/**
@@ -219,25 +277,96 @@ public class JdbcOutbox implements Outbox {
 		}
 	}
 
-	private void registerWakeUp() {
-		if (this.commitListeners.isEmpty() || !TransactionSynchronizationManager.isSynchronizationActive()
-				|| TransactionSynchronizationManager.hasResource(this)) {
-			return;
+	/**
+	 * What the current transaction appended so far, registered with it at its first
+	 * append.
+	 */
+	private TransactionAppends transactionAppends() {
+		TransactionAppends appends = (TransactionAppends) TransactionSynchronizationManager.getResource(this);
+		if (appends == null) {
+			appends = new TransactionAppends(this.maxKeyLocks);
+			TransactionSynchronizationManager.bindResource(this, appends);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void afterCommit() {
+					JdbcOutbox.this.commitListeners.forEach(Runnable::run);
+				}
+
+				@Override
+				public void afterCompletion(int status) {
+					TransactionSynchronizationManager.unbindResourceIfPossible(JdbcOutbox.this);
+				}
+
+			});
 		}
-		TransactionSynchronizationManager.bindResource(this, Boolean.TRUE);
-		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+		return appends;
+	}
 
-			@Override
-			public void afterCommit() {
-				JdbcOutbox.this.commitListeners.forEach(Runnable::run);
+	/**
+	 * The keys a transaction locked one by one, until it locks the table.
+	 */
+	private static final class TransactionAppends {
+
+		private final int maxKeyLocks;
+
+		private final Set<OrderKey> lockedKeys = new HashSet<>();
+
+		private boolean tableLocked;
+
+		TransactionAppends(int maxKeyLocks) {
+			this.maxKeyLocks = maxKeyLocks;
+		}
+
+		/**
+		 * The lock each message's insert takes. Every insert takes its lock again (a lock
+		 * a transaction holds already costs no entry in the lock table), so that a lock
+		 * released by a rolled-back savepoint is taken again.
+		 */
+		int[] locks(List<OutboxEvent> messages) {
+			if (!this.tableLocked) {
+				Set<OrderKey> keys = new HashSet<>(this.lockedKeys);
+				for (OutboxEvent message : messages) {
+					OrderKey key = OrderKey.of(message.getDestination(), message.getMessageKey());
+					if (key != null) {
+						keys.add(key);
+					}
+				}
+				if (keys.size() > this.maxKeyLocks) {
+					this.tableLocked = true;
+					this.lockedKeys.clear();
+				}
+				else {
+					this.lockedKeys.addAll(keys);
+				}
 			}
-
-			@Override
-			public void afterCompletion(int status) {
-				TransactionSynchronizationManager.unbindResourceIfPossible(JdbcOutbox.this);
+			int[] locks = new int[messages.size()];
+			for (int i = 0; i < locks.length; i++) {
+				boolean keyed = messages.get(i).getMessageKey() != null;
+				locks[i] = !keyed ? NO_LOCK : (this.tableLocked ? TABLE_LOCK : KEY_LOCK);
 			}
+			return locks;
+		}
 
-		});
+	}
+
+	/**
+	 * A message checked and serialized, ready for its insert.
+	 */
+	private record Row(OutboxEvent message, byte[] payload, @Nullable String headers) {
+
+		MapSqlParameterSource parameters(int keyLock) {
+			// Typed, so that a null needs no look-up of the parameter's type.
+			return new MapSqlParameterSource().addValue("destination", this.message.getDestination(), Types.VARCHAR)
+				.addValue("message_key", this.message.getMessageKey(), Types.VARCHAR)
+				.addValue("payload", this.payload, Types.BINARY)
+				.addValue("headers", this.headers, Types.VARCHAR)
+				.addValue("event_id", this.message.getEventId(), Types.VARCHAR)
+				.addValue("event_type", this.message.getEventType(), Types.VARCHAR)
+				.addValue("idempotency_key", this.message.getIdempotencyKey(), Types.VARCHAR)
+				.addValue("key_lock", keyLock, Types.INTEGER);
+		}
+
 	}
 
 }

@@ -12,6 +12,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcOperations;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.util.Assert;
 
 /**
@@ -35,17 +38,11 @@ public final class OutboxDeadRows {
 
 	private static final Log logger = LogFactory.getLog(OutboxDeadRows.class);
 
-	private static final String DEAD_CONDITION = "status = 'DEAD'";
-
-	private final JdbcOperations jdbc;
+	private final NamedParameterJdbcOperations jdbc;
 
 	private final String table;
 
-	private final String list;
-
-	private final String redrive;
-
-	private final String redriveAll;
+	private final OutboxStatements sql;
 
 	/**
 	 * Create an accessor of the dead rows of an outbox table.
@@ -54,20 +51,9 @@ public final class OutboxDeadRows {
 	 */
 	public OutboxDeadRows(JdbcOperations jdbc, String table) {
 		Assert.notNull(jdbc, "jdbc must not be null");
-		this.jdbc = jdbc;
+		this.jdbc = new NamedParameterJdbcTemplate(jdbc);
 		this.table = TableNames.check(table);
-		this.list = """
-				SELECT id, destination, message_key, event_id, idempotency_key, attempts, last_error, created_at
-				FROM %s WHERE status = 'DEAD' ORDER BY id LIMIT ?
-				""".formatted(this.table);
-		String redrive = """
-				UPDATE %s
-				SET status = 'PENDING', attempts_before_redrive = attempts, available_at = now(), locked_by = NULL,
-				    locked_until = NULL
-				WHERE status = 'DEAD'
-				""".formatted(this.table);
-		this.redrive = redrive + " AND id = ?";
-		this.redriveAll = redrive;
+		this.sql = new OutboxStatements(this.table);
 	}
 
 	/**
@@ -77,11 +63,10 @@ public final class OutboxDeadRows {
 	 */
 	public List<DeadRow> list(int limit) {
 		Assert.isTrue(limit > 0, "limit must be positive");
-		return this.jdbc.query(this.list,
+		return this.jdbc.query(this.sql.listDead, new MapSqlParameterSource("limit", limit),
 				(rs, row) -> new DeadRow(rs.getLong("id"), rs.getString("destination"), rs.getString("message_key"),
 						rs.getString("event_id"), rs.getString("idempotency_key"), rs.getInt("attempts"),
-						rs.getString("last_error"), rs.getTimestamp("created_at").toInstant()),
-				limit);
+						rs.getString("last_error"), rs.getTimestamp("created_at").toInstant()));
 	}
 
 	/**
@@ -90,7 +75,7 @@ public final class OutboxDeadRows {
 	 * @return whether a dead row with that id was re-driven
 	 */
 	public boolean redrive(long id) {
-		boolean redriven = this.jdbc.update(this.redrive, id) == 1;
+		boolean redriven = this.jdbc.update(this.sql.redrive, new MapSqlParameterSource("id", id)) == 1;
 		if (redriven) {
 			logger.info("Outbox row " + id + " of " + this.table + " re-driven from DEAD to PENDING");
 		}
@@ -102,7 +87,7 @@ public final class OutboxDeadRows {
 	 * @return how many rows were re-driven
 	 */
 	public int redriveAll() {
-		int redriven = this.jdbc.update(this.redriveAll);
+		int redriven = this.jdbc.update(this.sql.redriveAll, new MapSqlParameterSource());
 		if (redriven > 0) {
 			logger.info(redriven + " outbox rows of " + this.table + " re-driven from DEAD to PENDING");
 		}
@@ -117,7 +102,7 @@ public final class OutboxDeadRows {
 	 * @return the probe
 	 */
 	public static TableProbe tableProbe(String table, Duration retention) {
-		return new TableProbe("outbox", table, "published_at", retention, "status = 'PUBLISHED'");
+		return new TableProbe("outbox", table, "published_at", retention, OutboxStatements.PUBLISHED);
 	}
 
 	/**
@@ -128,7 +113,7 @@ public final class OutboxDeadRows {
 	 * @return the probe
 	 */
 	public static BacklogProbe unpublishedProbe(String table, @Nullable Duration maxAge) {
-		BacklogProbe probe = BacklogProbe.of(UNPUBLISHED, table, "created_at", "status IN ('PENDING', 'PUBLISHING')");
+		BacklogProbe probe = BacklogProbe.of(UNPUBLISHED, table, "created_at", OutboxStatements.UNPUBLISHED);
 		return (maxAge != null) ? probe.withMaxAge(maxAge) : probe;
 	}
 
@@ -140,7 +125,7 @@ public final class OutboxDeadRows {
 	 * @return the probe
 	 */
 	public static BacklogProbe deadProbe(String table, long maxRows) {
-		BacklogProbe probe = BacklogProbe.of(DEAD, table, "created_at", DEAD_CONDITION);
+		BacklogProbe probe = BacklogProbe.of(DEAD, table, "created_at", OutboxStatements.DEAD);
 		return (maxRows >= 0) ? probe.withMaxRows(maxRows) : probe;
 	}
 

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.idempotency.core.IdempotencyKeys;
+import dev.idempotency.core.jdbc.HeaderCodec;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
@@ -21,6 +22,9 @@ import org.springframework.util.Assert;
 public final class OutboxEvent {
 
 	private static final UUID KEY_NAMESPACE = IdempotencyKeys.namespace("dev.idempotency.outbox");
+
+	/** The longest destination, key, event id and event type: their columns' length. */
+	private static final int MAX_LENGTH = 255;
 
 	private final String destination;
 
@@ -51,7 +55,12 @@ public final class OutboxEvent {
 	private static @Nullable String defaultEventType(Object payload) {
 		// A JDK type (a Map, a String, bytes) says nothing about the event.
 		Class<?> type = payload.getClass();
-		return (type.isArray() || type.getName().startsWith("java.")) ? null : type.getSimpleName();
+		if (type.isArray() || type.getName().startsWith("java.")) {
+			return null;
+		}
+		Assert.isTrue(type.getSimpleName().length() <= MAX_LENGTH, () -> "The simple name of the payload's class "
+				+ type.getName() + " is longer than the event type's 255 characters: set an eventType");
+		return type.getSimpleName();
 	}
 
 	/**
@@ -152,7 +161,7 @@ public final class OutboxEvent {
 
 		private Builder(String destination) {
 			Assert.hasText(destination, "destination must not be empty");
-			Assert.isTrue(destination.length() <= 255, "destination must be at most 255 characters");
+			Assert.isTrue(destination.length() <= MAX_LENGTH, "destination must be at most 255 characters");
 			this.destination = destination;
 		}
 
@@ -163,7 +172,7 @@ public final class OutboxEvent {
 		 * @return this builder
 		 */
 		public Builder key(@Nullable String messageKey) {
-			Assert.isTrue(messageKey == null || messageKey.length() <= 255,
+			Assert.isTrue(messageKey == null || messageKey.length() <= MAX_LENGTH,
 					"messageKey must be at most 255 characters");
 			this.messageKey = messageKey;
 			return this;
@@ -198,19 +207,20 @@ public final class OutboxEvent {
 		 */
 		public Builder eventId(String eventId) {
 			Assert.hasText(eventId, "eventId must not be empty");
-			Assert.isTrue(eventId.length() <= 255, "eventId must be at most 255 characters");
+			Assert.isTrue(eventId.length() <= MAX_LENGTH, "eventId must be at most 255 characters");
 			this.eventId = eventId;
 			return this;
 		}
 
 		/**
 		 * Set the event type (default: the simple class name of an object payload of an
-		 * application type).
+		 * application type), at most 255 characters.
 		 * @param eventType the event type
 		 * @return this builder
 		 */
 		public Builder eventType(String eventType) {
 			Assert.hasText(eventType, "eventType must not be empty");
+			Assert.isTrue(eventType.length() <= MAX_LENGTH, "eventType must be at most 255 characters");
 			this.eventType = eventType;
 			return this;
 		}
@@ -233,7 +243,7 @@ public final class OutboxEvent {
 		 * @return this builder
 		 */
 		public Builder header(String name, String value) {
-			HeaderLines.check(name, value);
+			HeaderCodec.check(name, value);
 			this.headers.put(name, value);
 			return this;
 		}

@@ -42,9 +42,41 @@ public record OutboxMessage(long id, String destination, @Nullable String messag
 		headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
 	}
 
+	/**
+	 * What the order of delivery is kept within: this message's destination and key. A
+	 * destination must not deliver a message while an earlier one of the same order key
+	 * is undelivered.
+	 * @return the order key, or {@code null} for a message without a key, which has no
+	 * order
+	 */
+	public @Nullable OrderKey orderKey() {
+		return OrderKey.of(this.destination, this.messageKey);
+	}
+
 	@Override
 	public String toString() {
 		return "OutboxMessage[id=" + this.id + ", destination=" + this.destination + ", eventId=" + this.eventId + "]";
+	}
+
+	/**
+	 * A destination and a message key: messages with the same one are delivered in the
+	 * order of their ids.
+	 *
+	 * @param destination the destination
+	 * @param messageKey the message key
+	 */
+	public record OrderKey(String destination, String messageKey) {
+
+		/**
+		 * Return the order key of a destination and a message key.
+		 * @param destination the destination
+		 * @param messageKey the message key, or {@code null}
+		 * @return the order key, or {@code null} without a message key
+		 */
+		public static @Nullable OrderKey of(String destination, @Nullable String messageKey) {
+			return (messageKey != null) ? new OrderKey(destination, messageKey) : null;
+		}
+
 	}
 
 }

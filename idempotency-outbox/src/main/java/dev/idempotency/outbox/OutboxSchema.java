@@ -67,7 +67,8 @@ public final class OutboxSchema {
 	public static RetentionTarget publishedRows(String table, Duration retention) {
 		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
 		return new RetentionTarget("outbox-published", table,
-				"status = 'PUBLISHED' AND published_at < now() - ? * interval '1 millisecond'", retention.toMillis());
+				OutboxStatements.PUBLISHED + " AND published_at < now() - ? * interval '1 millisecond'",
+				retention.toMillis());
 	}
 
 }

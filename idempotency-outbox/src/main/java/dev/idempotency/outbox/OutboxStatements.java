@@ -3,52 +3,118 @@ package dev.idempotency.outbox;
 import dev.idempotency.core.jdbc.TableNames;
 
 /**
- * The SQL of the outbox for PostgreSQL. Durations travel as milliseconds and all times
- * come from the database clock, so that leases and backoff mean the same on every
- * instance.
+ * The SQL of the outbox for PostgreSQL: every statement the outbox, the relay and the
+ * dead-row accessor run, so that another database's statements can take this class's
+ * place. Parameters are bound by name ({@code :name}); each statement's Javadoc lists
+ * them. Durations travel as milliseconds and all times come from the database clock, so
+ * that leases and backoff mean the same on every instance.
  */
 final class OutboxStatements {
 
+	/** The condition of rows that wait for delivery, for the backlog probe. */
+	static final String UNPUBLISHED = "status IN ('PENDING', 'PUBLISHING')";
+
+	/** The condition of rows given up on, for the dead-row probe. */
+	static final String DEAD = "status = 'DEAD'";
+
+	/** The condition of delivered rows, for the table probe and retention. */
+	static final String PUBLISHED = "status = 'PUBLISHED'";
+
+	/**
+	 * Append a row. Parameters: {@code destination}, {@code message_key},
+	 * {@code payload}, {@code headers}, {@code event_id}, {@code event_type},
+	 * {@code idempotency_key}, and {@code key_lock}: the lock that keeps the key's rows
+	 * in commit order, {@value JdbcOutbox#KEY_LOCK} (the key's own lock, and the table's
+	 * shared lock), {@value JdbcOutbox#TABLE_LOCK} (the table's exclusive lock) or
+	 * {@value JdbcOutbox#NO_LOCK}.
+	 */
 	final String insert;
 
+	/**
+	 * Up to {@code limit} keys with unpublished rows after ({@code from_destination},
+	 * {@code from_key}), with the id of each one's head, by one index probe per key.
+	 */
 	final String visitKeys;
 
+	/**
+	 * The same keys and heads as {@link #visitKeys}, by one walk of {@code limit} index
+	 * entries: when keys have few unpublished rows each.
+	 */
 	final String scanKeys;
 
+	/**
+	 * Claim a batch. Parameters: {@code heads} (the heads found by a visit),
+	 * {@code batch_size}, {@code max_bytes} (the most bytes of payload and headers the
+	 * batch may hold, its first row whatever its size), {@code few_keys} (whether the
+	 * keys are fewer than a batch), {@code claimed_status}, {@code owner},
+	 * {@code lease_millis}. Returns the claimed rows without their payload and headers.
+	 */
 	final String claim;
 
+	/** The payloads, headers and identity of claimed rows. Parameter: {@code ids}. */
+	final String load;
+
+	/**
+	 * Mark delivered rows PUBLISHED. Parameters: {@code ids}, {@code owner},
+	 * {@code claimed_status}.
+	 */
 	final String published;
 
+	/**
+	 * Release rows that failed or go back. Parameters: arrays {@code ids},
+	 * {@code statuses}, {@code delays_millis}, {@code errors}, {@code sent}, one element
+	 * per row; {@code owner}, {@code claimed_status}.
+	 */
 	final String release;
 
+	/** Return up to {@code limit} rows of expired leases to PENDING. */
 	final String reap;
 
+	/** List up to {@code limit} DEAD rows, without payload and headers. */
+	final String listDead;
+
+	/** Re-drive the DEAD row {@code id}. */
+	final String redrive;
+
+	/** Re-drive every DEAD row. */
+	final String redriveAll;
+
 	OutboxStatements(String table) {
-		// The append takes a transaction-scoped advisory lock on its key before the
-		// identity draws the id (the lock is in a subquery the insert reads from, which
-		// PostgreSQL evaluates first because the lock function is volatile). A second
-		// transaction appending to the same key waits until the first ends, so ids of one
-		// key follow the commit order of their transactions. Keys hash to 64 bits, seeded
-		// by table and destination: a collision only serialises two keys' appends.
-		this.insert = TableNames.render("""
-				INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
-				                     idempotency_key, status, attempts, available_at, created_at)
-				SELECT ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, now(), now()
-				FROM (SELECT CASE WHEN ?::text IS NOT NULL
-				                  THEN pg_advisory_xact_lock(hashtextextended(?::text, hashtext('%TABLE%:' || ?::text)))
-				             END) AS key_lock
-				""", table);
+		// The append takes a transaction-scoped advisory lock before the identity draws
+		// the id (the lock is in a subquery the insert reads from, which PostgreSQL
+		// evaluates first because the lock functions are volatile). A transaction takes
+		// its key's lock and the table's lock shared while it has appended to few keys,
+		// and the table's lock exclusive once it appends to more: a second transaction
+		// appending to the same key waits until the first ends, whichever locks each
+		// holds, so ids of one key follow the commit order of their transactions. Keys
+		// hash to 64 bits, seeded by table and destination: a collision only serialises
+		// two keys' appends.
+		this.insert = TableNames.render(
+				"""
+						INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
+						                     idempotency_key, status, attempts, available_at, created_at)
+						SELECT :destination, :message_key, :payload, :headers, :event_id, :event_type, :idempotency_key,
+						       'PENDING', 0, now(), now()
+						FROM (SELECT CASE WHEN :key_lock = 1 THEN pg_advisory_xact_lock_shared(hashtextextended('%TABLE%', 0))
+						                  WHEN :key_lock = 2 THEN pg_advisory_xact_lock(hashtextextended('%TABLE%', 0))
+						             END AS table_lock,
+						             CASE WHEN :key_lock = 1
+						                  THEN pg_advisory_xact_lock(hashtextextended(:message_key::text,
+						                                                              hashtext('%TABLE%:' || :destination::text)))
+						             END AS key_lock) AS locks
+						""",
+				table);
 		// A loose index scan: one index probe per distinct key with unpublished rows,
 		// starting after a cursor so that every key gets its turn. The first entry of a
 		// key in the (destination, message_key, id) index of unpublished rows is its
-		// head,
-		// so each probe also returns the head's id. Every probe is a row comparison with
-		// the index's own order: no plan but a walk of that index serves it, whatever the
-		// statistics say.
+		// head, so each probe also returns the head's id. Every probe is a row comparison
+		// with the index's own order: no plan but a walk of that index serves it,
+		// whatever the statistics say.
 		this.visitKeys = TableNames.render("""
 				WITH RECURSIVE keys AS (
 				    (SELECT destination, message_key, id FROM %TABLE%
-				     WHERE published_at IS NULL AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
+				     WHERE published_at IS NULL AND message_key IS NOT NULL
+				       AND (destination, message_key) > (:from_destination, :from_key)
 				     ORDER BY destination, message_key, id LIMIT 1)
 				    UNION ALL
 				    SELECT n.destination, n.message_key, n.id
@@ -58,18 +124,19 @@ final class OutboxStatements {
 				          AND (o.destination, o.message_key) > (k.destination, k.message_key)
 				        ORDER BY o.destination, o.message_key, o.id LIMIT 1) n
 				)
-				SELECT destination, message_key, id FROM keys LIMIT ?
+				SELECT destination, message_key, id FROM keys LIMIT :limit
 				""", table);
 		// The same keys when they have few unpublished rows each: one walk of the same
 		// index from the cursor, a row at a time, instead of one probe per key. The first
 		// row of each key in the walk is its head, since the walk starts at a key
-		// boundary
-		// and runs in (destination, message_key, id) order. Nothing but that index serves
-		// the row comparison with its order and a limit, whatever the statistics say.
+		// boundary and runs in (destination, message_key, id) order. Nothing but that
+		// index serves the row comparison with its order and a limit, whatever the
+		// statistics say.
 		this.scanKeys = TableNames.render("""
 				SELECT destination, message_key, id FROM %TABLE%
-				WHERE published_at IS NULL AND message_key IS NOT NULL AND (destination, message_key) > (?, ?)
-				ORDER BY destination, message_key, id LIMIT ?
+				WHERE published_at IS NULL AND message_key IS NOT NULL
+				  AND (destination, message_key) > (:from_destination, :from_key)
+				ORDER BY destination, message_key, id LIMIT :limit
 				""", table);
 		// The heads found by the visit, by id: a key is claimable only when its head is
 		// PENDING and due. A head stays its key's head until it is PUBLISHED (a later
@@ -81,69 +148,83 @@ final class OutboxStatements {
 		// fill the batch with fair shares, only the older half of them (by head) is
 		// taken, with runs twice as long, so that another relay finds keys to deliver at
 		// the same time. Runs are interleaved by position, so that one long key cannot
-		// crowd the others out of a batch, and cut to the batch size, which keeps every
-		// run a prefix. Every claimed row counts a send.
+		// crowd the others out of a batch, and cut to the batch size and to the bytes a
+		// batch may hold (sizes from the TOAST pointers: no payload is read), which keeps
+		// every run a prefix. Every claimed row counts a send.
 		//
 		// The plan must not depend on the statistics: an outbox is empty or fully
 		// published most of the time, its statistics say so, and a burst of thousands of
 		// rows is then estimated at one. So the statement never joins the table to a set
 		// the planner could put on the inner side: heads and claimed rows are looked up
 		// by id arrays through the primary key, and the runs walk the index from each
-		// head
-		// with a limit. The status of a looked-up row is compared through an expression,
-		// (status || '') = 'PENDING', so that no partial index can serve the lookup: on
-		// those statistics a partial index looks empty, and a walk of all of it checking
-		// each row against the batch's ids reads the whole backlog for every claim.
+		// head with a limit. The status of a looked-up row is compared through an
+		// expression, (status || '') = 'PENDING', so that no partial index can serve the
+		// lookup: on those statistics a partial index looks empty, and a walk of all of
+		// it checking each row against the batch's ids reads the whole backlog for every
+		// claim.
 		this.claim = TableNames.render(
 				"""
 						WITH heads AS MATERIALIZED (
 						    SELECT o.id, o.destination, o.message_key FROM %TABLE% o
-						    WHERE o.id = ANY (?::bigint[]) AND (o.status || '') = 'PENDING' AND o.available_at <= now()
+						    WHERE o.id = ANY (:heads::bigint[]) AND (o.status || '') = 'PENDING' AND o.available_at <= now()
 						    FOR UPDATE SKIP LOCKED
 						),
 						runs AS MATERIALIZED (
-						    SELECT r.id, h.id AS head, r.position FROM heads h
+						    SELECT r.id, h.id AS head, r.position, r.bytes FROM heads h
 						    CROSS JOIN LATERAL (
-						        SELECT x.id, row_number() OVER w AS position, bool_and(x.due) OVER w AS due
+						        SELECT x.id, x.bytes, row_number() OVER w AS position, bool_and(x.due) OVER w AS due
 						        FROM (SELECT o.id, o.destination, o.message_key,
+						                     octet_length(o.payload) + coalesce(octet_length(o.headers), 0) AS bytes,
 						                     (o.destination = h.destination AND o.message_key = h.message_key
 						                      AND o.status = 'PENDING' AND o.available_at <= now()) AS due
 						              FROM %TABLE% o
 						              WHERE (o.destination, o.message_key, o.id) >= (h.destination, h.message_key, h.id)
 						                AND o.published_at IS NULL AND o.message_key IS NOT NULL
 						              ORDER BY o.destination, o.message_key, o.id
-						              LIMIT (SELECT ceil(?::float8 / greatest(CASE WHEN ? THEN ceil(count(*) / 2.0) ELSE count(*) END, 1))::int
+						              LIMIT (SELECT ceil(:batch_size::float8
+						                                 / greatest(CASE WHEN :few_keys THEN ceil(count(*) / 2.0) ELSE count(*) END, 1))::int
 						                     FROM heads)) x
 						        WINDOW w AS (ORDER BY x.destination, x.message_key, x.id)) r
 						    WHERE r.due
 						),
 						taken AS (
-						    SELECT CASE WHEN ? AND count(*) > 1
+						    SELECT CASE WHEN :few_keys AND count(*) > 1
 						                 AND (SELECT count(*) FROM runs
-						                      WHERE position <= (SELECT ceil(?::float8 / count(*)) FROM heads)) >= ?
+						                      WHERE position <= (SELECT ceil(:batch_size::float8 / count(*)) FROM heads)) >= :batch_size
 						                THEN percentile_disc(0.5) WITHIN GROUP (ORDER BY id) ELSE max(id) END AS last_head
 						    FROM heads
 						),
 						unkeyed AS MATERIALIZED (
-						    SELECT o.id, o.id AS head, 1::bigint AS position FROM %TABLE% o
+						    SELECT o.id, o.id AS head, 1::bigint AS position,
+						           octet_length(o.payload) + coalesce(octet_length(o.headers), 0) AS bytes
+						    FROM %TABLE% o
 						    WHERE o.published_at IS NULL AND o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
-						    ORDER BY o.id LIMIT ?
+						    ORDER BY o.id LIMIT :batch_size
 						    FOR UPDATE SKIP LOCKED
 						),
+						candidates AS (
+						    SELECT c.id, row_number() OVER w AS n, sum(c.bytes) OVER w AS bytes
+						    FROM (SELECT id, head, position, bytes FROM runs WHERE head <= (SELECT last_head FROM taken)
+						          UNION ALL SELECT id, head, position, bytes FROM unkeyed) c
+						    WINDOW w AS (ORDER BY c.position, c.head ROWS UNBOUNDED PRECEDING)
+						),
 						chosen AS MATERIALIZED (
-						    SELECT c.id FROM (SELECT id, head, position FROM runs WHERE head <= (SELECT last_head FROM taken)
-						                      UNION ALL SELECT id, head, position FROM unkeyed) c
-						    ORDER BY c.position, c.head LIMIT ?
+						    SELECT id FROM candidates WHERE n <= :batch_size AND (n = 1 OR bytes <= :max_bytes)
 						)
 						UPDATE %TABLE% t
-						SET status = ?, locked_by = ?, locked_until = now() + ? * interval '1 millisecond',
-						    attempts = t.attempts + 1
+						SET status = :claimed_status, locked_by = :owner,
+						    locked_until = now() + :lease_millis * interval '1 millisecond', attempts = t.attempts + 1
 						WHERE t.id = ANY (ARRAY(SELECT id FROM chosen)) AND (t.status || '') = 'PENDING'
-						RETURNING t.id, t.destination, t.message_key, t.payload, t.headers, t.event_id, t.event_type,
-						          t.idempotency_key, t.attempts, t.attempts_before_redrive, t.created_at,
+						RETURNING t.id, t.destination, t.message_key, t.attempts, t.attempts_before_redrive, t.created_at,
 						          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
 						""",
 				table);
+		// By id through the primary key, after the claim has committed: a failure while
+		// the payloads are read leaves the claim, and its counted send, in place.
+		this.load = TableNames.render("""
+				SELECT id, payload, headers, event_id, event_type, idempotency_key FROM %TABLE%
+				WHERE id = ANY (:ids::bigint[])
+				""", table);
 		// The marks find their rows by id through the primary key, the status compared
 		// through an expression for the same reason as in the claim: on statistics of an
 		// empty table, a walk of a partial index that looks empty reads the whole backlog
@@ -151,20 +232,21 @@ final class OutboxStatements {
 		this.published = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
-				WHERE id = ANY (?) AND locked_by = ? AND (status || '') = ?
+				WHERE id = ANY (:ids::bigint[]) AND locked_by = :owner AND (status || '') = :claimed_status
 				""", table);
 		// Rows that failed (back to PENDING after a backoff, or DEAD) and rows handed
-		// back
-		// (PENDING at once). A row that was never sent gives its send back.
-		this.release = TableNames.render("""
-				UPDATE %TABLE% t
-				SET status = f.status, attempts = t.attempts - CASE WHEN f.sent THEN 0 ELSE 1 END,
-				    available_at = now() + f.delay_millis * interval '1 millisecond',
-				    last_error = coalesce(f.error, t.last_error), locked_by = NULL, locked_until = NULL
-				FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::text[], ?::boolean[])
-				     AS f (id, status, delay_millis, error, sent)
-				WHERE t.id = f.id AND t.locked_by = ? AND (t.status || '') = ?
-				""", table);
+		// back (PENDING at once). A row that was never sent gives its send back.
+		this.release = TableNames.render(
+				"""
+						UPDATE %TABLE% t
+						SET status = f.status, attempts = t.attempts - CASE WHEN f.sent THEN 0 ELSE 1 END,
+						    available_at = now() + f.delay_millis * interval '1 millisecond',
+						    last_error = coalesce(f.error, t.last_error), locked_by = NULL, locked_until = NULL
+						FROM unnest(:ids::bigint[], :statuses::text[], :delays_millis::bigint[], :errors::text[], :sent::boolean[])
+						     AS f (id, status, delay_millis, error, sent)
+						WHERE t.id = f.id AND t.locked_by = :owner AND (t.status || '') = :claimed_status
+						""",
+				table);
 		// The reaper walks the index of unpublished rows: no index on the lease, whose
 		// change at every claim would keep the claim's updates from being HOT. It runs
 		// once per reap interval and reads the backlog once, which the claims read
@@ -174,10 +256,22 @@ final class OutboxStatements {
 				SET status = 'PENDING', locked_by = NULL, locked_until = NULL
 				WHERE id IN (SELECT id FROM %TABLE%
 				             WHERE published_at IS NULL AND status = 'PUBLISHING' AND locked_until < now()
-				             ORDER BY locked_until LIMIT ?
+				             ORDER BY locked_until LIMIT :limit
 				             FOR UPDATE SKIP LOCKED)
 				  AND status = 'PUBLISHING' AND locked_until < now()
 				""", table);
+		this.listDead = TableNames.render("""
+				SELECT id, destination, message_key, event_id, idempotency_key, attempts, last_error, created_at
+				FROM %TABLE% WHERE status = 'DEAD' ORDER BY id LIMIT :limit
+				""", table);
+		String redrive = TableNames.render("""
+				UPDATE %TABLE%
+				SET status = 'PENDING', attempts_before_redrive = attempts, available_at = now(), locked_by = NULL,
+				    locked_until = NULL
+				WHERE status = 'DEAD'
+				""", table);
+		this.redrive = redrive + "  AND id = :id\n";
+		this.redriveAll = redrive;
 	}
 
 }

@@ -1,23 +1,34 @@
 package dev.idempotency.outbox;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
-import org.springframework.jdbc.core.JdbcTemplate;
+import dev.idempotency.core.jdbc.HeaderCodec;
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.support.SqlArrayValue;
 
 /**
  * Claims the batches of one relay: visits the keys that have unpublished rows, starting
  * after the last key visited so that every key gets its turn, and claims the run of due
- * rows at the head of each (see {@link OutboxStatements}). A claim counts a send of every
- * row it takes.
+ * rows at the head of each (see {@link OutboxStatements}), as many rows as a batch holds
+ * and as many bytes of payload and headers as one claim may hold. A claim counts a send
+ * of every row it takes. It returns the rows without their payloads, which
+ * {@link #load(List)} reads once the claim has committed: a failure while reading them (a
+ * heap too small, say) leaves the claim and its counted sends in place.
  * <p>
  * When there are fewer keys than a batch, a claim takes half of them, oldest heads first:
  * the other half is left to another relay, which can then deliver at the same time
@@ -25,18 +36,20 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 final class RelayClaims {
 
-	private final JdbcTemplate jdbc;
+	/** How many visits go by before the walk of the index is tried again. */
+	private static final int SCAN_RETRY = 16;
+
+	private final NamedParameterJdbcTemplate jdbc;
 
 	private final OutboxStatements sql;
 
 	private final int batchSize;
 
+	private final long maxBatchBytes;
+
 	private final String owner;
 
 	private final Duration lease;
-
-	/** How many visits go by before the walk of the index is tried again. */
-	private static final int SCAN_RETRY = 16;
 
 	private int visitsUntilScan;
 
@@ -44,10 +57,12 @@ final class RelayClaims {
 
 	private String cursorKey = "";
 
-	RelayClaims(JdbcTemplate jdbc, OutboxStatements sql, int batchSize, String owner, Duration lease) {
+	RelayClaims(NamedParameterJdbcTemplate jdbc, OutboxStatements sql, int batchSize, long maxBatchBytes, String owner,
+			Duration lease) {
 		this.jdbc = jdbc;
 		this.sql = sql;
 		this.batchSize = batchSize;
+		this.maxBatchBytes = maxBatchBytes;
 		this.owner = owner;
 		this.lease = lease;
 	}
@@ -58,61 +73,89 @@ final class RelayClaims {
 	 * {@code PENDING} (simple mode, where the row locks hold the claim)
 	 * @return the claimed rows, in id order
 	 */
-	List<ClaimedRow> claim(String claimedStatus) {
-		List<VisitedKey> keys = visitKeys();
-		List<ClaimedRow> batch = new ArrayList<>();
-		this.jdbc.query((connection) -> claimStatement(connection, this.sql.claim, keys, claimedStatus), (rs) -> {
-			batch.add(claimed(rs));
-		});
-		batch.sort(Comparator.comparingLong((row) -> row.message().id()));
+	List<ClaimedRow> claim(OutboxStatus claimedStatus) {
+		List<ClaimedRow> batch = new ArrayList<>(
+				this.jdbc.query(this.sql.claim, claimParameters(visitKeys(), claimedStatus), RelayClaims::claimed));
+		batch.sort(Comparator.comparingLong(ClaimedRow::id));
 		return batch;
 	}
 
 	/**
-	 * Plan and run the claim as {@link #claim(String)} does, inside {@code EXPLAIN
-	 * (ANALYZE, BUFFERS, FORMAT JSON)}, so that a test sees how much of the table a claim
-	 * reads. It claims what a claim would: run it in a transaction that rolls back.
+	 * Read the payloads, headers and identities of claimed rows.
+	 * @param rows the rows, in id order
+	 * @return the messages, in id order, and the rows that cannot be delivered as stored
+	 */
+	Loaded load(List<ClaimedRow> rows) {
+		Map<Long, ClaimedRow> byId = new HashMap<>();
+		rows.forEach((row) -> byId.put(row.id(), row));
+		Map<Long, OutboxMessage> messages = new HashMap<>();
+		Map<Long, String> unreadable = new HashMap<>();
+		this.jdbc.query(this.sql.load, new MapSqlParameterSource("ids", ids(rows)), (rs) -> {
+			ClaimedRow row = byId.get(rs.getLong("id"));
+			try {
+				messages.put(row.id(), message(row, rs));
+			}
+			catch (IllegalArgumentException ex) {
+				unreadable.put(row.id(), "Not delivered: the row cannot be read as stored (" + ex.getMessage() + ")");
+			}
+		});
+		List<OutboxMessage> inOrder = new ArrayList<>();
+		for (ClaimedRow row : rows) {
+			OutboxMessage message = messages.get(row.id());
+			if (message != null) {
+				inOrder.add(message);
+			}
+			else {
+				unreadable.putIfAbsent(row.id(), "Not delivered: the row was deleted while it was claimed");
+			}
+		}
+		return new Loaded(inOrder, unreadable);
+	}
+
+	/**
+	 * Plan and run the claim as {@link #claim(OutboxStatus)} does, inside
+	 * {@code EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)}, so that a test sees how much of
+	 * the table a claim reads. It claims what a claim would: run it in a transaction that
+	 * rolls back.
 	 * @return the plans of the visit of the keys by probes, of the claim, and of the
 	 * visit by a walk of the index
 	 */
-	List<String> explainClaim(String claimedStatus) {
+	List<String> explainClaim(OutboxStatus claimedStatus) {
 		String explain = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ";
-		List<String> plans = new ArrayList<>(this.jdbc.queryForList(explain + this.sql.visitKeys, String.class,
-				this.cursorDestination, this.cursorKey, this.batchSize));
-		List<VisitedKey> keys = visitKeys();
-		plans.addAll(this.jdbc.query(
-				(connection) -> claimStatement(connection, explain + this.sql.claim, keys, claimedStatus),
-				(rs, row) -> rs.getString(1)));
-		plans.addAll(this.jdbc.queryForList(explain + this.sql.scanKeys, String.class, "", "", this.batchSize));
+		List<String> plans = new ArrayList<>(this.jdbc.queryForList(explain + this.sql.visitKeys,
+				visitParameters(this.cursorDestination, this.cursorKey, this.batchSize), String.class));
+		plans.addAll(this.jdbc.queryForList(explain + this.sql.claim, claimParameters(visitKeys(), claimedStatus),
+				String.class));
+		plans.addAll(this.jdbc.queryForList(explain + this.sql.scanKeys, visitParameters("", "", this.batchSize),
+				String.class));
 		return plans;
 	}
 
-	private PreparedStatement claimStatement(Connection connection, String claimSql, List<VisitedKey> keys,
-			String claimedStatus) throws SQLException {
-		boolean fewKeys = keys.size() < this.batchSize;
-		PreparedStatement statement = connection.prepareStatement(claimSql);
-		statement.setArray(1, connection.createArrayOf("bigint", keys.stream().map(VisitedKey::head).toArray()));
-		statement.setInt(2, this.batchSize);
-		statement.setBoolean(3, fewKeys);
-		statement.setBoolean(4, fewKeys);
-		statement.setInt(5, this.batchSize);
-		statement.setInt(6, this.batchSize);
-		statement.setInt(7, this.batchSize);
-		statement.setInt(8, this.batchSize);
-		statement.setString(9, claimedStatus);
-		statement.setString(10, this.owner);
-		statement.setLong(11, this.lease.toMillis());
-		return statement;
+	private MapSqlParameterSource claimParameters(List<VisitedKey> keys, OutboxStatus claimedStatus) {
+		return new MapSqlParameterSource()
+			.addValue("heads", new SqlArrayValue("bigint", keys.stream().map(VisitedKey::head).toArray()))
+			.addValue("batch_size", this.batchSize)
+			.addValue("max_bytes", this.maxBatchBytes)
+			.addValue("few_keys", keys.size() < this.batchSize)
+			.addValue("claimed_status", claimedStatus.name())
+			.addValue("owner", this.owner)
+			.addValue("lease_millis", this.lease.toMillis());
+	}
+
+	private static MapSqlParameterSource visitParameters(String fromDestination, String fromKey, int limit) {
+		return new MapSqlParameterSource().addValue("from_destination", fromDestination)
+			.addValue("from_key", fromKey)
+			.addValue("limit", limit);
 	}
 
 	private List<VisitedKey> visitKeys() {
 		List<VisitedKey> keys = visitKeys(this.cursorDestination, this.cursorKey, this.batchSize);
 		boolean full = keys.size() >= this.batchSize;
 		if (!full && !this.cursorDestination.isEmpty()) {
-			Set<String> seen = new HashSet<>();
-			keys.forEach((key) -> seen.add(key.destination() + '\u0000' + key.messageKey()));
+			Set<OrderKey> seen = new HashSet<>();
+			keys.forEach((key) -> seen.add(key.orderKey()));
 			for (VisitedKey key : visitKeys("", "", this.batchSize - keys.size())) {
-				if (seen.add(key.destination() + '\u0000' + key.messageKey())) {
+				if (seen.add(key.orderKey())) {
 					keys.add(key);
 				}
 			}
@@ -137,15 +180,13 @@ final class RelayClaims {
 	 * while it keeps working, and again now and then after it did not.
 	 */
 	private List<VisitedKey> visitKeys(String fromDestination, String fromKey, int limit) {
+		MapSqlParameterSource parameters = visitParameters(fromDestination, fromKey, limit);
 		if (this.visitsUntilScan <= 0) {
-			List<VisitedKey> rows = this.jdbc.query(this.sql.scanKeys,
-					(rs, row) -> new VisitedKey(rs.getString(1), rs.getString(2), rs.getLong(3)), fromDestination,
-					fromKey, limit);
+			List<VisitedKey> rows = this.jdbc.query(this.sql.scanKeys, parameters, RelayClaims::visited);
 			List<VisitedKey> keys = new ArrayList<>();
 			VisitedKey previous = null;
 			for (VisitedKey row : rows) {
-				if (previous == null || !previous.destination().equals(row.destination())
-						|| !previous.messageKey().equals(row.messageKey())) {
+				if (previous == null || !previous.orderKey().equals(row.orderKey())) {
 					keys.add(row);
 				}
 				previous = row;
@@ -160,20 +201,36 @@ final class RelayClaims {
 		else {
 			this.visitsUntilScan--;
 		}
-		return new ArrayList<>(this.jdbc.query(this.sql.visitKeys,
-				(rs, row) -> new VisitedKey(rs.getString(1), rs.getString(2), rs.getLong(3)), fromDestination, fromKey,
-				limit));
+		return new ArrayList<>(this.jdbc.query(this.sql.visitKeys, parameters, RelayClaims::visited));
 	}
 
-	private static ClaimedRow claimed(ResultSet rs) throws SQLException {
+	private static VisitedKey visited(ResultSet rs, int row) throws SQLException {
+		return new VisitedKey(rs.getString("destination"), rs.getString("message_key"), rs.getLong("id"));
+	}
+
+	private static ClaimedRow claimed(ResultSet rs, int row) throws SQLException {
 		// The claim counted this send: the message tells the destination about the
 		// earlier ones.
 		int sends = rs.getInt("attempts");
-		OutboxMessage message = new OutboxMessage(rs.getLong("id"), rs.getString("destination"),
-				rs.getString("message_key"), rs.getBytes("payload"), HeaderLines.decode(rs.getString("headers")),
-				rs.getString("event_id"), rs.getString("event_type"), rs.getString("idempotency_key"), sends - 1,
-				rs.getTimestamp("created_at").toInstant());
-		return new ClaimedRow(message, rs.getLong("age_millis"), sends - rs.getInt("attempts_before_redrive"));
+		return new ClaimedRow(rs.getLong("id"), rs.getString("destination"), rs.getString("message_key"), sends - 1,
+				rs.getTimestamp("created_at").toInstant(), rs.getLong("age_millis"),
+				sends - rs.getInt("attempts_before_redrive"));
+	}
+
+	private static OutboxMessage message(ClaimedRow row, ResultSet rs) throws SQLException {
+		Map<String, String> headers = new LinkedHashMap<>();
+		String text = rs.getString("headers");
+		if (text != null) {
+			// An append stores one value per name; of more, the last one wins.
+			HeaderCodec.decode(text).forEach((name, values) -> headers.put(name, values.get(values.size() - 1)));
+		}
+		return new OutboxMessage(row.id(), row.destination(), row.messageKey(), rs.getBytes("payload"), headers,
+				rs.getString("event_id"), rs.getString("event_type"), rs.getString("idempotency_key"), row.attempts(),
+				row.createdAt());
+	}
+
+	private static SqlArrayValue ids(List<ClaimedRow> rows) {
+		return new SqlArrayValue("bigint", rows.stream().map(ClaimedRow::id).toArray());
 	}
 
 	/**
@@ -181,20 +238,39 @@ final class RelayClaims {
 	 */
 	private record VisitedKey(String destination, String messageKey, long head) {
 
+		OrderKey orderKey() {
+			return new OrderKey(this.destination, this.messageKey);
+		}
+
 	}
 
 	/**
-	 * A claimed row.
+	 * A claimed row, without its payload and headers.
 	 *
-	 * @param message the message
+	 * @param id the row id
+	 * @param destination its destination
+	 * @param messageKey its message key, or {@code null}
+	 * @param attempts its sends before this one
+	 * @param createdAt when it was appended
 	 * @param ageMillis its age at the claim, on the database clock
 	 * @param sends its sends since it was appended or last re-driven, this one included
 	 */
-	record ClaimedRow(OutboxMessage message, long ageMillis, int sends) {
+	record ClaimedRow(long id, String destination, @Nullable String messageKey, int attempts, Instant createdAt,
+			long ageMillis, int sends) {
 
-		long id() {
-			return this.message.id();
+		@Nullable OrderKey orderKey() {
+			return OrderKey.of(this.destination, this.messageKey);
 		}
+
+	}
+
+	/**
+	 * What {@link #load(List)} read.
+	 *
+	 * @param messages the messages, in id order
+	 * @param unreadable why a row cannot be delivered, by row id
+	 */
+	record Loaded(List<OutboxMessage> messages, Map<Long, String> unreadable) {
 
 	}
 

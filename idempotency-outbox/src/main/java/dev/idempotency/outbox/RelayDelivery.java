@@ -10,20 +10,22 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
 import dev.idempotency.outbox.RelayClaims.ClaimedRow;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Delivers one claimed batch before its deadline and decides what becomes of each row:
- * published, failed (back to PENDING after a backoff, or DEAD), or handed back.
+ * Decides what becomes of each row of a claimed batch: which rows are not sent at all,
+ * which destination delivers the others before the deadline, and then what each row
+ * becomes: published, failed (back to PENDING after a backoff, or DEAD), or handed back.
  * <p>
- * Some rows are not sent at all: a row whose destination name no destination supports, a
- * row past its maximum age, and a row that has been sent the maximum number of times
- * already without an outcome (its relays died or lost their lease), are DEAD at once. A
- * row of a key whose earlier row in the batch is not delivered is handed back, so that it
- * goes out after that row.
+ * Some rows are not sent at all but DEAD at once: a row whose destination name no
+ * destination supports, a row past its maximum age, a row that has been sent the maximum
+ * number of times already without an outcome (its relays died or lost their lease), and a
+ * row that cannot be read as stored. A row of a key whose earlier row in the batch is not
+ * delivered is handed back, so that it goes out after that row.
  */
 final class RelayDelivery {
 
@@ -37,19 +39,15 @@ final class RelayDelivery {
 
 	private final @Nullable Duration maxAge;
 
-	private final Duration initialBackoff;
-
-	private final Duration maxBackoff;
+	private final Backoff backoff;
 
 	private final Set<String> unsupportedDestinations = ConcurrentHashMap.newKeySet();
 
-	RelayDelivery(List<OutboxDestination> destinations, int maxAttempts, @Nullable Duration maxAge,
-			Duration initialBackoff, Duration maxBackoff) {
+	RelayDelivery(List<OutboxDestination> destinations, int maxAttempts, @Nullable Duration maxAge, Backoff backoff) {
 		this.destinations = destinations;
 		this.maxAttempts = maxAttempts;
 		this.maxAge = maxAge;
-		this.initialBackoff = initialBackoff;
-		this.maxBackoff = maxBackoff;
+		this.backoff = backoff;
 	}
 
 	/**
@@ -67,107 +65,117 @@ final class RelayDelivery {
 	}
 
 	/**
-	 * Deliver a batch.
+	 * The rows of a batch that are not to be sent, and why; decided from the claim alone,
+	 * before any payload is read.
 	 * @param batch the claimed rows, in id order
-	 * @param deadline when every send must have ended, on {@link System#nanoTime()}
-	 * @return what becomes of each row
-	 * @throws InterruptedException when the relay is stopping
+	 * @return the refusals by row id
 	 */
-	Outcome deliver(List<ClaimedRow> batch, long deadline) throws InterruptedException {
-		Map<Long, Refusal> refused = new HashMap<>();
-		Map<OutboxDestination, List<OutboxMessage>> groups = new LinkedHashMap<>();
+	Map<Long, Throwable> refusals(List<ClaimedRow> batch) {
+		Map<Long, Throwable> refused = new HashMap<>();
 		for (ClaimedRow row : batch) {
-			OutboxMessage message = row.message();
-			OutboxDestination destination = destinationFor(message.destination());
+			OutboxDestination destination = destinationFor(row.destination());
 			Duration maxAge = maxAge(destination);
 			if (destination == null) {
-				refused.put(message.id(), new Refusal("No OutboxDestination supports '" + message.destination() + "'"));
-				warnUnsupported(message.destination());
+				refused.put(row.id(), refusal("No OutboxDestination supports '" + row.destination() + "'"));
+				warnUnsupported(row.destination());
 			}
 			else if (maxAge != null && row.ageMillis() >= maxAge.toMillis()) {
-				refused.put(message.id(), new Refusal("Not delivered: the message is older than the maximum age of "
-						+ maxAge + " (sends so far: " + message.attempts() + ")"));
+				refused.put(row.id(), refusal("Not delivered: the message is older than the maximum age of " + maxAge
+						+ " (sends so far: " + row.attempts() + ")"));
 			}
 			else if (row.sends() > this.maxAttempts) {
-				refused.put(message.id(),
-						new Refusal("Given up after " + this.maxAttempts + " sends: the last of them never came to an "
+				refused.put(row.id(),
+						refusal("Given up after " + this.maxAttempts + " sends: the last of them never came to an "
 								+ "end, because the relay stopped or lost its lease while sending"));
 			}
-			else {
-				groups.computeIfAbsent(destination, (key) -> new ArrayList<>()).add(message);
-			}
 		}
-		Map<Long, Throwable> failures = new HashMap<>(refused);
-		for (Map.Entry<OutboxDestination, List<OutboxMessage>> group : groups.entrySet()) {
-			List<OutboxMessage> messages = blockedByRefusals(group.getValue(), batch, refused, failures);
-			long left = deadline - System.nanoTime();
-			if (left <= 0) {
-				messages.forEach((message) -> failures.put(message.id(),
-						new OutboxDestination.NotSent("No time was left before the lease of the claim ends")));
-				continue;
-			}
-			try {
-				failures.putAll(group.getKey().deliver(messages, Duration.ofNanos(left)));
-			}
-			catch (RuntimeException ex) {
-				messages.forEach((message) -> failures.put(message.id(), ex));
-			}
-		}
-		return outcome(batch, failures);
+		return refused;
 	}
 
 	/**
-	 * The messages of a group that may go out: not those behind a refused row of their
-	 * key.
+	 * The rows of a batch that come after a failed or refused row of their key, and are
+	 * therefore not to be sent.
+	 * @param batch the claimed rows, in id order
+	 * @param failures the failures so far
+	 * @return the ids of those rows
 	 */
-	private static List<OutboxMessage> blockedByRefusals(List<OutboxMessage> messages, List<ClaimedRow> batch,
-			Map<Long, Refusal> refused, Map<Long, Throwable> failures) {
-		if (refused.isEmpty()) {
-			return messages;
-		}
-		Set<String> refusedKeys = new HashSet<>();
+	static Set<Long> behindFailures(List<ClaimedRow> batch, Map<Long, Throwable> failures) {
+		Set<OrderKey> stopped = new HashSet<>();
+		Set<Long> behind = new HashSet<>();
 		for (ClaimedRow row : batch) {
-			String key = orderKey(row.message());
-			if (key != null && refused.containsKey(row.id())) {
-				refusedKeys.add(key);
+			OrderKey key = row.orderKey();
+			if (key != null && stopped.contains(key)) {
+				behind.add(row.id());
+			}
+			else if (key != null && failures.containsKey(row.id())) {
+				stopped.add(key);
 			}
 		}
-		List<OutboxMessage> going = new ArrayList<>();
-		for (OutboxMessage message : messages) {
-			String key = orderKey(message);
-			if (key != null && refusedKeys.contains(key)) {
-				failures.put(message.id(), new OutboxDestination.NotSent("An earlier row of its key is not delivered"));
-			}
-			else {
-				going.add(message);
-			}
-		}
-		return going;
+		return behind;
 	}
 
-	private Outcome outcome(List<ClaimedRow> batch, Map<Long, Throwable> failures) {
+	/**
+	 * Deliver messages before the deadline: each to the first destination that supports
+	 * it, the messages of each destination in one call.
+	 * @param messages the messages, in id order, none behind a failure of its key
+	 * @param failures the failures so far, to which this adds those of the delivery
+	 * @param deadline when every send must have ended, on {@link System#nanoTime()}
+	 * @throws InterruptedException when the relay is stopping
+	 */
+	void deliver(List<OutboxMessage> messages, Map<Long, Throwable> failures, long deadline)
+			throws InterruptedException {
+		Map<OutboxDestination, List<OutboxMessage>> groups = new LinkedHashMap<>();
+		for (OutboxMessage message : messages) {
+			OutboxDestination destination = destinationFor(message.destination());
+			if (destination != null) {
+				groups.computeIfAbsent(destination, (key) -> new ArrayList<>()).add(message);
+			}
+		}
+		for (Map.Entry<OutboxDestination, List<OutboxMessage>> group : groups.entrySet()) {
+			long left = deadline - System.nanoTime();
+			if (left <= 0) {
+				group.getValue()
+					.forEach((message) -> failures.put(message.id(),
+							new OutboxDestination.NotSent("No time was left before the lease of the claim ends")));
+				continue;
+			}
+			try {
+				failures.putAll(group.getKey().deliver(group.getValue(), Duration.ofNanos(left)));
+			}
+			catch (RuntimeException ex) {
+				group.getValue().forEach((message) -> failures.put(message.id(), ex));
+			}
+		}
+	}
+
+	/**
+	 * What becomes of each row of a batch, given the failures of its delivery.
+	 * @param batch the claimed rows, in id order
+	 * @param failures the failures by row id; a row absent from them was delivered
+	 * @return the outcome
+	 */
+	Outcome outcome(List<ClaimedRow> batch, Map<Long, Throwable> failures) {
 		List<Long> published = new ArrayList<>();
 		List<Release> released = new ArrayList<>();
-		Set<String> stoppedKeys = new HashSet<>();
+		Set<OrderKey> stoppedKeys = new HashSet<>();
 		for (ClaimedRow row : batch) {
-			OutboxMessage message = row.message();
-			String orderKey = orderKey(message);
-			Throwable error = failures.get(message.id());
+			OrderKey orderKey = row.orderKey();
+			Throwable error = failures.get(row.id());
 			if (orderKey != null && stoppedKeys.contains(orderKey)) {
 				// Behind an undelivered row of its key: it goes out again after that one.
-				released.add(
-						Release.handBack(message.id(), error == null || !(error instanceof OutboxDestination.NotSent)));
+				// Its send counts unless it was certainly not sent.
+				released.add(Release.handBack(row.id(), !(error instanceof OutboxDestination.NotSent)));
 				continue;
 			}
 			if (error == null) {
-				published.add(message.id());
+				published.add(row.id());
 				continue;
 			}
 			if (orderKey != null) {
 				stoppedKeys.add(orderKey);
 			}
 			if (error instanceof OutboxDestination.NotSent) {
-				released.add(Release.handBack(message.id(), false));
+				released.add(Release.handBack(row.id(), false));
 				continue;
 			}
 			released.add(failed(row, error));
@@ -176,22 +184,21 @@ final class RelayDelivery {
 	}
 
 	private Release failed(ClaimedRow row, Throwable error) {
-		OutboxMessage message = row.message();
-		OutboxDestination destination = destinationFor(message.destination());
+		OutboxDestination destination = destinationFor(row.destination());
 		boolean refusal = error instanceof Refusal;
 		boolean dead = refusal || row.sends() >= this.maxAttempts
 				|| (destination != null && destination.isPermanent(error));
 		String description = describe(error);
 		if (dead) {
-			logger.warn("Outbox row " + message.id() + " to '" + message.destination() + "' is DEAD after "
-					+ row.sends() + " send(s): " + description);
+			logger.warn("Outbox row " + row.id() + " to '" + row.destination() + "' is DEAD after " + row.sends()
+					+ " send(s): " + description);
 		}
 		else if (logger.isDebugEnabled()) {
-			logger.debug("Outbox row " + message.id() + " to '" + message.destination() + "' failed (send "
-					+ row.sends() + "): " + description);
+			logger.debug("Outbox row " + row.id() + " to '" + row.destination() + "' failed (send " + row.sends()
+					+ "): " + description);
 		}
-		return new Release(message.id(), dead ? "DEAD" : "PENDING", dead ? 0 : backoff(row.sends()), description,
-				!refusal);
+		return new Release(row.id(), dead ? OutboxStatus.DEAD : OutboxStatus.PENDING,
+				dead ? 0 : this.backoff.after(row.sends()).toMillis(), description, !refusal);
 	}
 
 	private void warnUnsupported(String destination) {
@@ -215,22 +222,19 @@ final class RelayDelivery {
 		return (own != null) ? own : this.maxAge;
 	}
 
-	private long backoff(int sends) {
-		long initial = this.initialBackoff.toMillis();
-		long max = this.maxBackoff.toMillis();
-		int shift = Math.min(Math.max(sends - 1, 0), 30);
-		long delay = initial << shift;
-		return (delay < 0 || delay > max || (shift > 0 && (delay >> shift) != initial)) ? max : delay;
-	}
-
-	static @Nullable String orderKey(OutboxMessage message) {
-		return (message.messageKey() != null) ? message.destination() + '\u0000' + message.messageKey() : null;
-	}
-
 	private static String describe(Throwable error) {
 		String text = (error instanceof Refusal) ? error.getMessage()
 				: error.getClass().getName() + ((error.getMessage() != null) ? ": " + error.getMessage() : "");
 		return (text.length() > MAX_ERROR_LENGTH) ? text.substring(0, MAX_ERROR_LENGTH) : text;
+	}
+
+	/**
+	 * A row the relay does not send at all, and makes DEAD with this reason.
+	 * @param reason the reason
+	 * @return the failure to record for the row
+	 */
+	static Throwable refusal(String reason) {
+		return new Refusal(reason);
 	}
 
 	/**
@@ -242,7 +246,7 @@ final class RelayDelivery {
 	record Outcome(List<Long> published, List<Release> released) {
 
 		long dead() {
-			return this.released.stream().filter((release) -> "DEAD".equals(release.status())).count();
+			return this.released.stream().filter((release) -> release.status() == OutboxStatus.DEAD).count();
 		}
 
 		long failed() {
@@ -260,10 +264,10 @@ final class RelayDelivery {
 	 * @param error the failure, or {@code null} for a row handed back
 	 * @param sent whether the claim's send counts: the row may have reached the receiver
 	 */
-	record Release(long id, String status, long delayMillis, @Nullable String error, boolean sent) {
+	record Release(long id, OutboxStatus status, long delayMillis, @Nullable String error, boolean sent) {
 
 		static Release handBack(long id, boolean sent) {
-			return new Release(id, "PENDING", 0, null, sent);
+			return new Release(id, OutboxStatus.PENDING, 0, null, sent);
 		}
 
 	}

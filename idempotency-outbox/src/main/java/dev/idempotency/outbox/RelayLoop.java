@@ -34,7 +34,7 @@ final class RelayLoop {
 
 	private final Duration pollInterval;
 
-	private final Duration maxBackoff;
+	private final Backoff backoff;
 
 	private final Duration shutdownTimeout;
 
@@ -60,7 +60,7 @@ final class RelayLoop {
 		this.cycle = cycle;
 		this.onExit = onExit;
 		this.pollInterval = pollInterval;
-		this.maxBackoff = maxBackoff;
+		this.backoff = new Backoff(pollInterval, maxBackoff);
 		this.shutdownTimeout = shutdownTimeout;
 	}
 
@@ -185,7 +185,7 @@ final class RelayLoop {
 					this.failingSince = Instant.now();
 				}
 				this.lastFailure = ex;
-				Duration delay = backoff(failures);
+				Duration delay = this.backoff.after(failures);
 				String message = "Outbox relay " + this.name + ": cycle failed (" + failures
 						+ " in a row); trying again in " + delay;
 				if (ex instanceof Error) {
@@ -209,14 +209,6 @@ final class RelayLoop {
 			logger.warn("Outbox relay " + this.name + ": giving back what it claimed ahead failed; those rows "
 					+ "return to PENDING when their lease expires", ex);
 		}
-	}
-
-	private Duration backoff(int failures) {
-		long poll = this.pollInterval.toMillis();
-		int shift = Math.min(failures - 1, 30);
-		long delay = poll << shift;
-		long max = Math.max(poll, this.maxBackoff.toMillis());
-		return Duration.ofMillis((delay <= 0 || delay > max || (delay >> shift) != poll) ? max : delay);
 	}
 
 	private void awaitWakeUp(Duration timeout) {

@@ -1,6 +1,5 @@
 package dev.idempotency.outbox;
 
-import java.sql.PreparedStatement;
 import java.util.List;
 
 import dev.idempotency.outbox.RelayDelivery.Outcome;
@@ -8,7 +7,9 @@ import dev.idempotency.outbox.RelayDelivery.Release;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.support.SqlArrayValue;
 
 /**
  * Writes the outcome of a delivery: one statement marks the delivered rows PUBLISHED, one
@@ -19,27 +20,24 @@ final class RelayMarks {
 
 	private static final Log logger = LogFactory.getLog(RelayMarks.class);
 
-	private final JdbcTemplate jdbc;
+	private final NamedParameterJdbcTemplate jdbc;
 
 	private final OutboxStatements sql;
 
 	private final String owner;
 
-	RelayMarks(JdbcTemplate jdbc, OutboxStatements sql, String owner) {
+	RelayMarks(NamedParameterJdbcTemplate jdbc, OutboxStatements sql, String owner) {
 		this.jdbc = jdbc;
 		this.sql = sql;
 		this.owner = owner;
 	}
 
-	void write(Outcome outcome, String claimedStatus) {
+	void write(Outcome outcome, OutboxStatus claimedStatus) {
 		if (!outcome.published().isEmpty()) {
-			int marked = this.jdbc.update((connection) -> {
-				PreparedStatement statement = connection.prepareStatement(this.sql.published);
-				statement.setArray(1, connection.createArrayOf("bigint", outcome.published().toArray()));
-				statement.setString(2, this.owner);
-				statement.setString(3, claimedStatus);
-				return statement;
-			});
+			int marked = this.jdbc.update(this.sql.published,
+					new MapSqlParameterSource("ids", new SqlArrayValue("bigint", outcome.published().toArray()))
+						.addValue("owner", this.owner)
+						.addValue("claimed_status", claimedStatus.name()));
 			if (marked < outcome.published().size()) {
 				logger.info((outcome.published().size() - marked) + " delivered outbox rows had lost their lease "
 						+ "to another relay; they may be delivered again");
@@ -54,24 +52,23 @@ final class RelayMarks {
 	 * Give a whole batch back to PENDING, due at once.
 	 * @param ids the rows
 	 * @param sent whether their sends count
+	 * @param claimedStatus the status the claim gave them
 	 */
-	void handBack(List<Long> ids, boolean sent, String claimedStatus) {
+	void handBack(List<Long> ids, boolean sent, OutboxStatus claimedStatus) {
 		release(ids.stream().map((id) -> Release.handBack(id, sent)).toList(), claimedStatus);
 	}
 
-	private void release(List<Release> released, String claimedStatus) {
-		this.jdbc.update((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.release);
-			statement.setArray(1, connection.createArrayOf("bigint", released.stream().map(Release::id).toArray()));
-			statement.setArray(2, connection.createArrayOf("text", released.stream().map(Release::status).toArray()));
-			statement.setArray(3,
-					connection.createArrayOf("bigint", released.stream().map(Release::delayMillis).toArray()));
-			statement.setArray(4, connection.createArrayOf("text", released.stream().map(Release::error).toArray()));
-			statement.setArray(5, connection.createArrayOf("boolean", released.stream().map(Release::sent).toArray()));
-			statement.setString(6, this.owner);
-			statement.setString(7, claimedStatus);
-			return statement;
-		});
+	private void release(List<Release> released, OutboxStatus claimedStatus) {
+		this.jdbc.update(this.sql.release, new MapSqlParameterSource()
+			.addValue("ids", new SqlArrayValue("bigint", released.stream().map(Release::id).toArray()))
+			.addValue("statuses",
+					new SqlArrayValue("text", released.stream().map((release) -> release.status().name()).toArray()))
+			.addValue("delays_millis",
+					new SqlArrayValue("bigint", released.stream().map(Release::delayMillis).toArray()))
+			.addValue("errors", new SqlArrayValue("text", released.stream().map(Release::error).toArray()))
+			.addValue("sent", new SqlArrayValue("boolean", released.stream().map(Release::sent).toArray()))
+			.addValue("owner", this.owner)
+			.addValue("claimed_status", claimedStatus.name()));
 	}
 
 }

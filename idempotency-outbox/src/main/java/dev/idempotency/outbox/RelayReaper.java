@@ -3,9 +3,9 @@ package dev.idempotency.outbox;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
-
-import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Returns the rows of relays whose lease has expired (they died, or stalled past it) to
@@ -18,13 +18,13 @@ final class RelayReaper {
 
 	private static final int REAP_BATCH = 10_000;
 
-	private final JdbcTemplate jdbc;
+	private final NamedParameterJdbcTemplate jdbc;
 
 	private final TransactionTemplate transactions;
 
 	private final OutboxStatements sql;
 
-	RelayReaper(JdbcTemplate jdbc, TransactionTemplate transactions, OutboxStatements sql) {
+	RelayReaper(NamedParameterJdbcTemplate jdbc, TransactionTemplate transactions, OutboxStatements sql) {
 		this.jdbc = jdbc;
 		this.transactions = transactions;
 		this.sql = sql;
@@ -34,7 +34,8 @@ final class RelayReaper {
 		int total = 0;
 		int reaped;
 		do {
-			Integer count = this.transactions.execute((status) -> this.jdbc.update(this.sql.reap, REAP_BATCH));
+			Integer count = this.transactions
+				.execute((status) -> this.jdbc.update(this.sql.reap, new MapSqlParameterSource("limit", REAP_BATCH)));
 			reaped = (count != null) ? count : 0;
 			total += reaped;
 		}

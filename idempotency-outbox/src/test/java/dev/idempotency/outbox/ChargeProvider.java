@@ -58,6 +58,12 @@ final class ChargeProvider implements AutoCloseable {
 
 	private volatile CountDownLatch stall = new CountDownLatch(0);
 
+	private volatile boolean down;
+
+	private volatile Duration delay = Duration.ZERO;
+
+	private volatile String refused = "\u0000none";
+
 	ChargeProvider() throws IOException {
 		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		this.server.setExecutor(this.executor);
@@ -81,6 +87,24 @@ final class ChargeProvider implements AutoCloseable {
 	/** Answer again, the held requests included. */
 	void recover() {
 		this.stall.countDown();
+	}
+
+	/** Answer every charge request 503 (before charging), or no longer. */
+	void down(boolean down) {
+		this.down = down;
+	}
+
+	/** Take this much longer to answer each charge request. */
+	void slow(Duration delay) {
+		this.delay = delay;
+	}
+
+	/**
+	 * Refuse every charge request whose body contains this text with 422, charging
+	 * nothing.
+	 */
+	void refuse(String text) {
+		this.refused = text;
 	}
 
 	/** How many charge requests reached the provider. */
@@ -149,8 +173,17 @@ final class ChargeProvider implements AutoCloseable {
 				respond(exchange, (charge != null) ? 200 : 404, (charge != null) ? charge : "");
 				return;
 			}
-			exchange.getRequestBody().readAllBytes();
+			String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
 			this.chargeRequests.incrementAndGet();
+			if (this.down) {
+				respond(exchange, 503, "");
+				return;
+			}
+			if (body.contains(this.refused)) {
+				respond(exchange, 422, "refused");
+				return;
+			}
+			pause(this.delay);
 			await(this.stall);
 			String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
 			String charge = this.chargesByKey.computeIfAbsent(key, (k) -> {
@@ -170,6 +203,15 @@ final class ChargeProvider implements AutoCloseable {
 	private static void await(CountDownLatch latch) {
 		try {
 			latch.await(60, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private static void pause(Duration delay) {
+		try {
+			Thread.sleep(delay.toMillis());
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -45,6 +46,8 @@ class HttpOutboxDestinationTests {
 
 	private final AtomicInteger failuresLeft = new AtomicInteger();
 
+	private volatile int failureStatus = 503;
+
 	HttpOutboxDestinationTests(DataSource dataSource) throws IOException {
 		this.dataSource = dataSource;
 		this.jdbc = new JdbcTemplate(dataSource);
@@ -61,7 +64,7 @@ class HttpOutboxDestinationTests {
 	private void handle(HttpExchange exchange) throws IOException {
 		this.receivedKeys.add(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
 		this.receivedBodies.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
-		int status = (this.failuresLeft.getAndDecrement() > 0) ? 503 : 201;
+		int status = (this.failuresLeft.getAndDecrement() > 0) ? this.failureStatus : 201;
 		exchange.sendResponseHeaders(status, -1);
 		exchange.close();
 	}
@@ -162,6 +165,42 @@ class HttpOutboxDestinationTests {
 		assertThat(asked).singleElement()
 			.satisfies((operation) -> assertThat(operation.key())
 				.isEqualTo(OutboxEvent.deriveIdempotencyKey("evt-charge-5")));
+	}
+
+	@Test
+	void aFailedRowHoldsBackItsKeyUnderItsOwnDestinationNameOnly() {
+		String table = "http_two_names_outbox";
+		this.failuresLeft.set(1);
+		OutboxRelay relay = relay(table,
+				new HttpOutboxDestination(Set.of("payments", "refunds")::contains, sender(), (Duration) null));
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		List<Long> ids = OutboxTestSupport.transactions(this.dataSource)
+			.execute((status) -> outbox
+				.appendAll(List.of(OutboxEvent.to("payments").key("order-1").payload(new Charge(100)).build(),
+						OutboxEvent.to("refunds").key("order-1").payload(new Charge(-100)).build())));
+		relay.runOnce();
+		assertThat(status(table, ids.get(0))).as("the failed payment").isEqualTo("PENDING");
+		assertThat(status(table, ids.get(1))).as("the refund of the same key, another destination name")
+			.isEqualTo("PUBLISHED");
+	}
+
+	@Test
+	void aRequestTheProviderRefusesForGoodIsDeadAtOnceWhileAConflictIsTriedAgain() {
+		String table = "http_refused_outbox";
+		OutboxRelay relay = relay(table, new HttpOutboxDestination("payments", sender(), (Duration) null));
+		this.failureStatus = 422;
+		this.failuresLeft.set(1);
+		long refused = appendCharge(table, "evt-refused");
+		relay.runOnce();
+		assertThat(status(table, refused)).isEqualTo("DEAD");
+		assertThat(this.jdbc.queryForObject("SELECT last_error FROM " + table + " WHERE id = ?", String.class, refused))
+			.contains("422");
+		this.failureStatus = 409;
+		this.failuresLeft.set(1);
+		this.jdbc.update("UPDATE " + table + " SET status = 'PUBLISHED', published_at = now() WHERE id = ?", refused);
+		long conflicted = appendCharge(table, "evt-conflicted");
+		relay.runOnce();
+		assertThat(status(table, conflicted)).as("a request the provider is still working on").isEqualTo("PENDING");
 	}
 
 	private RestClientOutboxSender sender() {

@@ -92,7 +92,7 @@ class KafkaOutboxPartialFailureTests {
 		assertThat(values).as("the topic").containsExactlyInAnyOrder("k:1", "o:1");
 		JdbcTemplate jdbc = new JdbcTemplate(this.dataSource);
 		assertThat(jdbc.queryForList("SELECT status FROM " + table + " ORDER BY id", String.class))
-			.containsExactly("PUBLISHED", "PENDING", "PENDING", "PUBLISHED");
+			.containsExactly("PUBLISHED", "DEAD", "PENDING", "PUBLISHED");
 		assertThat(jdbc.queryForObject("SELECT last_error FROM " + table + " WHERE id = ?", String.class, ids.get(1)))
 			.contains("RecordTooLarge");
 	}

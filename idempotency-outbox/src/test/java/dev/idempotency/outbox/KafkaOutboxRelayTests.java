@@ -100,18 +100,15 @@ class KafkaOutboxRelayTests {
 		List<KillPoint> kills = new ArrayList<>();
 		for (KillPoint point : plan) {
 			Killer killer = new Killer(point, 1 + random.nextInt(3));
-			SingleConnectionDataSource connection = own();
 			KafkaTemplate<byte[], byte[]> kafka = OutboxTestSupport.kafkaTemplate(this.broker);
-			OutboxRelay relay = relay(table, "relay-c", killer, connection, kafka);
+			OutboxRelay relay = relay(table, "relay-c", killer, kafka);
 			relayC.set(relay);
 			relay.start();
 			if (killer.killed.await(20, TimeUnit.SECONDS)) {
 				kills.add(point);
 			}
-			// The relay's thread is dead; its connection and producer go with the
-			// "process".
+			// The relay's cycle is dead; its producer goes with the "process".
 			relay.stop();
-			connection.destroy();
 			OutboxTestSupport.close(kafka);
 		}
 		relayC.set(startRelay(table, "relay-c", RelayHook.NONE));
@@ -167,10 +164,9 @@ class KafkaOutboxRelayTests {
 			}
 		});
 		Killer killer = new Killer(KillPoint.AFTER_CLAIM, 1);
-		SingleConnectionDataSource dying = own();
 		KafkaTemplate<byte[], byte[]> dyingKafka = OutboxTestSupport.kafkaTemplate(this.broker);
 		Duration lease = Duration.ofSeconds(2);
-		OutboxRelay doomed = OutboxRelay.builder(dying)
+		OutboxRelay doomed = OutboxRelay.builder(this.schema.dataSource())
 			.table(table)
 			.destination(new KafkaOutboxDestination(dyingKafka))
 			.lease(lease)
@@ -180,7 +176,6 @@ class KafkaOutboxRelayTests {
 		doomed.start();
 		assertThat(killer.killed.await(10, TimeUnit.SECONDS)).isTrue();
 		doomed.stop();
-		dying.destroy();
 		OutboxTestSupport.close(dyingKafka);
 		JdbcTemplate jdbc = new JdbcTemplate(setup);
 		assertThat(OutboxTestSupport.countByStatus(jdbc, table)).isEqualTo(Map.of("PUBLISHING", 20L));
@@ -289,18 +284,20 @@ class KafkaOutboxRelayTests {
 	}
 
 	private OutboxRelay startRelay(String table, String name, RelayHook hook) {
-		SingleConnectionDataSource connection = own();
 		KafkaTemplate<byte[], byte[]> kafka = OutboxTestSupport.kafkaTemplate(this.broker);
 		this.resources.add(() -> OutboxTestSupport.close(kafka));
-		OutboxRelay relay = relay(table, name, hook, connection, kafka);
+		OutboxRelay relay = relay(table, name, hook, kafka);
 		this.resources.add(0, relay::stop);
 		relay.start();
 		return relay;
 	}
 
-	private OutboxRelay relay(String table, String name, RelayHook hook, SingleConnectionDataSource connection,
-			KafkaTemplate<byte[], byte[]> kafka) {
-		return OutboxRelay.builder(connection)
+	/**
+	 * A relay on connections of its own, as a separate instance of the application would
+	 * have: a started relay uses two at a time, one of them to claim ahead.
+	 */
+	private OutboxRelay relay(String table, String name, RelayHook hook, KafkaTemplate<byte[], byte[]> kafka) {
+		return OutboxRelay.builder(this.schema.dataSource())
 			.table(table)
 			.name(name)
 			.destination(new KafkaOutboxDestination(kafka))

@@ -14,6 +14,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 @PostgresTest
@@ -165,6 +166,19 @@ class OutboxAppendTests {
 	}
 
 	record OrderPlaced(String orderId, int total) {
+	}
+
+	@Test
+	void anEventTypeLongerThanItsColumnIsRefusedBeforeAnythingIsWritten() {
+		long before = count();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.transactions.executeWithoutResult((status) -> this.outbox
+				.append(OutboxEvent.to("orders").eventType("T".repeat(256)).payload(1).build())))
+			.withMessage("eventType must be at most 255 characters");
+		assertThat(count()).isEqualTo(before);
+		this.transactions.executeWithoutResult(
+				(status) -> this.outbox.append(OutboxEvent.to("orders").eventType("T".repeat(255)).payload(1).build()));
+		assertThat(count()).isEqualTo(before + 1);
 	}
 
 }

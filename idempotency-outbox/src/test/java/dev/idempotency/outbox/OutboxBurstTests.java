@@ -1,6 +1,5 @@
 package dev.idempotency.outbox;
 
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +13,9 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.support.SqlArrayValue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -105,11 +107,12 @@ class OutboxBurstTests {
 	 * rolls back, and by the mark of the batch a second claim takes, rolled back too.
 	 */
 	private Work claimWork(String table) {
-		RelayClaims claims = new RelayClaims(this.jdbc, new OutboxStatements(table), BATCH, "burst-test",
-				Duration.ofMinutes(1));
+		NamedParameterJdbcTemplate named = new NamedParameterJdbcTemplate(this.jdbc);
+		RelayClaims claims = new RelayClaims(named, new OutboxStatements(table), BATCH,
+				OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES, "burst-test", Duration.ofMinutes(1));
 		List<String> plans = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
 			status.setRollbackOnly();
-			return claims.explainClaim("PUBLISHING");
+			return claims.explainClaim(OutboxStatus.PUBLISHING);
 		});
 		assertThat(plans).hasSize(3);
 		// The mark of a claimed batch, in a transaction that rolls back the claim as
@@ -117,15 +120,15 @@ class OutboxBurstTests {
 		OutboxStatements sql = new OutboxStatements(table);
 		String markPlan = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
 			status.setRollbackOnly();
-			List<Long> claimed = claims.claim("PUBLISHING").stream().map(RelayClaims.ClaimedRow::id).toList();
-			return this.jdbc.query((connection) -> {
-				PreparedStatement statement = connection
-					.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql.published);
-				statement.setArray(1, connection.createArrayOf("bigint", claimed.toArray()));
-				statement.setString(2, "burst-test");
-				statement.setString(3, "PUBLISHING");
-				return statement;
-			}, (rs, row) -> rs.getString(1)).get(0);
+			List<Long> claimed = claims.claim(OutboxStatus.PUBLISHING)
+				.stream()
+				.map(RelayClaims.ClaimedRow::id)
+				.toList();
+			return named.queryForObject("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql.published,
+					new MapSqlParameterSource("ids", new SqlArrayValue("bigint", claimed.toArray()))
+						.addValue("owner", "burst-test")
+						.addValue("claimed_status", OutboxStatus.PUBLISHING.name()),
+					String.class);
 		});
 		return new Work(buffers(plans.get(0)), buffers(plans.get(1)), buffers(markPlan), buffers(plans.get(2)));
 	}

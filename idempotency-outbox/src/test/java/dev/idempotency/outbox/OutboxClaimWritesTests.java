@@ -10,6 +10,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,10 +47,10 @@ class OutboxClaimWritesTests {
 				outbox.append("orders", "key-" + (i % keys), Map.of("orderId", "o-" + i));
 			}
 		});
-		RelayClaims claims = new RelayClaims(this.jdbc, new OutboxStatements(table), BATCH, "claim-writes",
-				Duration.ofMinutes(1));
+		RelayClaims claims = new RelayClaims(new NamedParameterJdbcTemplate(this.jdbc), new OutboxStatements(table),
+				BATCH, OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES, "claim-writes", Duration.ofMinutes(1));
 		Map<String, Object> updates = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
-			int claimed = claims.claim("PUBLISHING").size();
+			int claimed = claims.claim(OutboxStatus.PUBLISHING).size();
 			assertThat(claimed).as("rows claimed").isPositive();
 			Map<String, Object> counts = this.jdbc.queryForMap(
 					"SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot FROM pg_stat_xact_user_tables WHERE relid = ?::regclass",

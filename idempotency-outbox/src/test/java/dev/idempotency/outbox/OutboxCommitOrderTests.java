@@ -39,15 +39,27 @@ class OutboxCommitOrderTests {
 
 	@Test
 	void twoTransactionsAppendingToOneKeyArePublishedInTheOrderTheyCommitted() throws Exception {
-		publishedInCommitOrder("commit_order_outbox", false);
+		publishedInCommitOrder("commit_order_outbox", Shape.ONE, Shape.ONE);
 	}
 
 	@Test
 	void twoTransactionsAppendingBatchesToOneKeyArePublishedInTheOrderTheyCommitted() throws Exception {
-		publishedInCommitOrder("commit_order_batch_outbox", true);
+		publishedInCommitOrder("commit_order_batch_outbox", Shape.BATCH, Shape.BATCH);
 	}
 
-	private void publishedInCommitOrder(String table, boolean batches) throws Exception {
+	@Test
+	void aTransactionThatGoesOnToAppendToMoreKeysThanItLocksAndAnotherAppendingToOneOfThemArePublishedInCommitOrder()
+			throws Exception {
+		publishedInCommitOrder("commit_order_many_first_outbox", Shape.MANY_KEYS_ONE_BY_ONE, Shape.ONE);
+	}
+
+	@Test
+	void aTransactionAppendingToOneKeyAndABatchOfMoreKeysThanATransactionLocksArePublishedInCommitOrder()
+			throws Exception {
+		publishedInCommitOrder("commit_order_many_second_outbox", Shape.ONE, Shape.MANY_KEYS_IN_A_BATCH);
+	}
+
+	private void publishedInCommitOrder(String table, Shape firstShape, Shape secondShape) throws Exception {
 		OutboxTestSupport.createTable(this.dataSource, table);
 		List<String> commits = new CopyOnWriteArrayList<>();
 		SingleConnectionDataSource firstConnection = OutboxTestSupport.ownConnection(this.schema);
@@ -59,7 +71,7 @@ class OutboxCommitOrderTests {
 			CompletableFuture<Void> second = new CompletableFuture<>();
 			CompletableFuture<Void> first = CompletableFuture
 				.runAsync(() -> OutboxTestSupport.transactions(firstConnection).executeWithoutResult((status) -> {
-					append(firstConnection, table, "first", batches);
+					append(firstConnection, table, "first", firstShape);
 					firstAppended.countDown();
 					// The first transaction, which appended first, commits only once the
 					// second has committed or is waiting for it.
@@ -71,7 +83,7 @@ class OutboxCommitOrderTests {
 			assertThat(firstAppended.await(30, TimeUnit.SECONDS)).isTrue();
 			CompletableFuture
 				.runAsync(() -> OutboxTestSupport.transactions(secondConnection)
-					.executeWithoutResult((status) -> append(secondConnection, table, "second", batches)))
+					.executeWithoutResult((status) -> append(secondConnection, table, "second", secondShape)))
 				.whenComplete((result, error) -> {
 					if (error != null) {
 						second.completeExceptionally(error);
@@ -98,23 +110,53 @@ class OutboxCommitOrderTests {
 			// drain
 		}
 		assertThat(commits).hasSize(2);
-		List<String> expected = batches
-				? commits.stream().flatMap((commit) -> Stream.of(commit + "-1", commit + "-2")).toList() : commits;
+		List<String> expected = commits.stream()
+			.flatMap((commit) -> ((commit.equals("first") ? firstShape : secondShape) == Shape.BATCH)
+					? Stream.of(commit + "-1", commit + "-2") : Stream.of(commit))
+			.toList();
 		assertThat(published).as("published order, against the commit order " + commits)
 			.containsExactlyElementsOf(expected);
 	}
 
-	private static void append(DataSource dataSource, String table, String payload, boolean batch) {
+	private static void append(DataSource dataSource, String table, String payload, Shape shape) {
 		JdbcOutbox outbox = OutboxTestSupport.outbox(dataSource, table);
-		if (batch) {
+		switch (shape) {
+			case ONE -> outbox.append(event(payload));
 			// A key of this transaction alone first: the lock of order-1 is taken by its
 			// own inserts within the batch.
-			outbox.appendAll(List.of(OutboxEvent.to("orders").key("other-" + payload).payload(new byte[] { 0 }).build(),
-					event(payload + "-1"), event(payload + "-2")));
+			case BATCH -> outbox.appendAll(List.of(other(payload, 0), event(payload + "-1"), event(payload + "-2")));
+			// order-1 under its own lock, then past the keys a transaction locks one by
+			// one: the table's lock from then on.
+			case MANY_KEYS_ONE_BY_ONE -> {
+				outbox.append(event(payload));
+				for (int key = 0; key <= JdbcOutbox.DEFAULT_MAX_KEY_LOCKS; key++) {
+					outbox.append(other(payload, key));
+				}
+			}
+			// Too many keys for one batch: the table's lock before the first insert.
+			case MANY_KEYS_IN_A_BATCH -> {
+				List<OutboxEvent> events = new java.util.ArrayList<>();
+				for (int key = 0; key <= JdbcOutbox.DEFAULT_MAX_KEY_LOCKS; key++) {
+					events.add(other(payload, key));
+				}
+				events.add(event(payload));
+				outbox.appendAll(events);
+			}
 		}
-		else {
-			outbox.append(event(payload));
-		}
+	}
+
+	private static OutboxEvent other(String payload, int key) {
+		return OutboxEvent.to("orders").key("other-" + payload + "-" + key).payload(new byte[] { 0 }).build();
+	}
+
+	/**
+	 * What a transaction appends: order-1 once, in a batch of two, or among more keys
+	 * than a transaction locks one by one.
+	 */
+	enum Shape {
+
+		ONE, BATCH, MANY_KEYS_ONE_BY_ONE, MANY_KEYS_IN_A_BATCH
+
 	}
 
 	private static OutboxEvent event(String payload) {

@@ -26,7 +26,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.support.ProducerListener;
@@ -157,9 +156,9 @@ class OutboxLeaseTests {
 	}
 
 	private OutboxRelay startRelay(String table, String name, SendLog log, OutboxDestination destination) {
-		SingleConnectionDataSource connection = OutboxTestSupport.ownConnection(this.schema);
-		this.resources.add(connection::destroy);
-		OutboxRelay relay = OutboxRelay.builder(connection)
+		// Connections of its own, as a separate instance would have: a started relay uses
+		// two at a time, one of them to claim ahead.
+		OutboxRelay relay = OutboxRelay.builder(this.schema.dataSource())
 			.table(table)
 			.name(name)
 			.destination(destination)

@@ -138,6 +138,32 @@ class OutboxRelayFailureTests {
 		assertThat(relay.getUnsupportedDestinations()).containsExactly("nowhere");
 	}
 
+	@Test
+	void aRowWhoseStoredHeadersAreNotHeaderLinesIsDeadAtOnceAndHoldsBackOnlyItsKey() {
+		String table = "malformed_headers_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			append(outbox, "bad", "bad:0");
+			append(outbox, "bad", "bad:1");
+			append(outbox, "good", "good:0");
+		});
+		// Edited by hand: no longer the Name: value lines an append writes.
+		this.jdbc
+			.update("UPDATE " + table + " SET headers = 'tenant acme' WHERE convert_from(payload, 'UTF8') = 'bad:0'");
+		RecordingDestination destination = new RecordingDestination("none");
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource).table(table).destination(destination).build();
+		relay.runOnce();
+		assertThat(status(table, "bad:0")).isEqualTo("DEAD");
+		assertThat(this.jdbc.queryForObject(
+				"SELECT last_error FROM " + table + " WHERE convert_from(payload, 'UTF8') = 'bad:0'", String.class))
+			.contains("cannot be read as stored")
+			.contains("Malformed stored header line");
+		assertThat(status(table, "bad:1")).isEqualTo("PENDING");
+		assertThat(destination.delivered("good")).containsExactly("good:0");
+		assertThat(destination.attemptTimes("bad:0")).isEmpty();
+	}
+
 	private static void append(JdbcOutbox outbox, String key, String payload) {
 		outbox.append(OutboxEvent.to("things").key(key).payload(payload.getBytes(StandardCharsets.UTF_8)).build());
 	}

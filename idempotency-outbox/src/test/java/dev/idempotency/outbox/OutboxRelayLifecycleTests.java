@@ -11,13 +11,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 @PostgresTest
 class OutboxRelayLifecycleTests {
@@ -32,6 +35,27 @@ class OutboxRelayLifecycleTests {
 		this.schema = schema;
 		this.dataSource = schema.dataSource();
 		this.jdbc = new JdbcTemplate(this.dataSource);
+	}
+
+	@Test
+	void aTransactionManagerOfAnotherDataSourceIsRefusedWhenTheRelayIsBuilt() {
+		OutboxDestination destination = (messages, timeout) -> Map.of();
+		DataSource another = this.schema.dataSource();
+		assertThatExceptionOfType(IdempotencyConfigurationException.class)
+			.isThrownBy(() -> OutboxRelay.builder(this.dataSource)
+				.destination(destination)
+				.transactionManager(new DataSourceTransactionManager(another))
+				.build())
+			.withMessageContaining("The outbox relay must claim and mark its rows in transactions of the outbox"
+					+ " table's DataSource")
+			.withMessageContaining("does not manage the DataSource of the outbox table");
+		OutboxTestSupport.createTable(this.dataSource, "transaction_manager_outbox");
+		assertThat(OutboxRelay.builder(this.dataSource)
+			.table("transaction_manager_outbox")
+			.destination(destination)
+			.transactionManager(new DataSourceTransactionManager(this.dataSource))
+			.build()
+			.runOnce()).isZero();
 	}
 
 	@Test

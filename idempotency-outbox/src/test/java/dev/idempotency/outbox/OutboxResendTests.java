@@ -167,7 +167,7 @@ class OutboxResendTests {
 		assertThat(survivor.runOnce()).isEqualTo(1);
 	}
 
-	private OutboxRelay.Builder relayBuilder(String table, DataSource relayDataSource) {
+	private OutboxRelayBuilder relayBuilder(String table, DataSource relayDataSource) {
 		return OutboxRelay.builder(relayDataSource)
 			.table(table)
 			.destination(new HttpOutboxDestination(ChargeProvider.PROVIDER::equals,

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
@@ -12,6 +13,9 @@ import javax.sql.DataSource;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.test.TestSchema;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.KafkaException;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -85,6 +89,23 @@ final class OutboxTestSupport {
 				return false;
 			}
 		});
+	}
+
+	/**
+	 * Create a topic with settings of its own, such as {@code max.message.bytes}.
+	 */
+	static void createTopic(EmbeddedKafkaBroker broker, String topic, int partitions, Map<String, String> configs) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString()))) {
+			admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		catch (ExecutionException ex) {
+			throw new IllegalStateException(ex.getCause());
+		}
 	}
 
 	static void close(KafkaTemplate<byte[], byte[]> template) {

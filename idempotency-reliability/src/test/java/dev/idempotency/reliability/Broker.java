@@ -13,8 +13,12 @@ import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Kafka broker process ({@link BrokerMain}), run from the test classpath.
@@ -95,6 +99,26 @@ class Broker {
 		}
 		catch (InterruptedException | TimeoutException ex) {
 			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * Set a topic's setting, or remove it (back to the broker's default) with
+	 * {@code null}.
+	 */
+	void setTopicConfig(String topic, String name, @Nullable String value) {
+		ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+		AlterConfigOp op = (value != null) ? new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET)
+				: new AlterConfigOp(new ConfigEntry(name, ""), AlterConfigOp.OpType.DELETE);
+		try (Admin admin = admin()) {
+			admin.incrementalAlterConfigs(Map.of(resource, List.of(op))).all().get(30, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			throw new IllegalStateException("Could not set " + name + " of " + topic, ex);
 		}
 	}
 

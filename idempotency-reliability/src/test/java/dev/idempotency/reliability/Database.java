@@ -43,6 +43,19 @@ class Database {
 		}
 	}
 
+	int update(String sql, Object... parameters) {
+		try (Connection connection = this.postgres.connect();
+				PreparedStatement statement = connection.prepareStatement(sql)) {
+			for (int i = 0; i < parameters.length; i++) {
+				statement.setObject(i + 1, parameters[i]);
+			}
+			return statement.executeUpdate();
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Update failed: " + sql, ex);
+		}
+	}
+
 	long count(String sql, Object... parameters) {
 		return ((Number) query(sql, parameters).get(0).values().iterator().next()).longValue();
 	}

@@ -282,6 +282,133 @@ class FaultInjectionTests {
 		assertThat(recovered).as("both replicas serve again").isTrue();
 	}
 
+	@Test
+	@Order(11)
+	void brokerRefusesEveryRecordOfATopicForAWhileAndTheirRowsAreDeadAtOnceUntilRedriven() {
+		String prefix = "refused";
+		int cycles = Cluster.longRun() ? 5 : 1;
+		AtomicBoolean stop = new AtomicBoolean();
+		long replacedBefore = producerReplacements();
+		CompletableFuture<LoadClient.Load> load = CompletableFuture.supplyAsync(() -> client.run(prefix, 6, stop));
+		Checks.Findings flow = new Checks.Findings();
+		for (int i = 0; i < cycles; i++) {
+			Pause.randomly(Duration.ofSeconds(2), Duration.ofSeconds(4));
+			// Smaller than any record: the broker refuses every one, for longer than a
+			// send's bound, so that a producer that batched above the new limit before it
+			// read it is replaced within the window.
+			cluster.broker.setTopicConfig(Cluster.Topics.PAYMENTS_CHARGED, "max.message.bytes", "100");
+			Pause.briefly(REFUSAL);
+			cluster.broker.setTopicConfig(Cluster.Topics.PAYMENTS_CHARGED, "max.message.bytes", null);
+			// The provider's rows of the same payments went on meanwhile.
+			long behind = cluster.database.count(
+					"SELECT count(*) FROM outbox WHERE message_key LIKE ? AND destination"
+							+ " <> ? AND status <> 'PUBLISHED' AND created_at < now() - ? * interval '1 millisecond'",
+					prefix + "-%", Cluster.Topics.PAYMENTS_CHARGED, REFUSAL.toMillis());
+			if (behind > 0) {
+				flow.stuck(behind + " provider rows held up while the broker refused the topic's records");
+			}
+		}
+		Pause.briefly(Duration.ofSeconds(2));
+		stop.set(true);
+		LoadClient.Load done = load.join();
+		List<Map<String, Object>> dead = cluster.database.query(
+				"SELECT destination, attempts, last_error FROM outbox WHERE message_key LIKE ? AND status = 'DEAD'",
+				prefix + "-%");
+		int mostSends = 0;
+		for (Map<String, Object> row : dead) {
+			mostSends = Math.max(mostSends, ((Number) row.get("attempts")).intValue());
+			if (!Cluster.Topics.PAYMENTS_CHARGED.equals(row.get("destination"))
+					|| !String.valueOf(row.get("last_error")).contains("RecordTooLargeException")) {
+				flow.stuck("a row DEAD for another reason: " + row);
+			}
+		}
+		if (mostSends > 2) {
+			// The first send, or the second after a producer that batched above the limit
+			// was replaced.
+			flow.stuck("a refused row was sent " + mostSends + " times before it was DEAD");
+		}
+		// Once the topic takes them again, as an operator would.
+		int redriven = cluster.database.update(
+				"UPDATE outbox SET status = 'PENDING', attempts_before_redrive = attempts,"
+						+ " available_at = now(), last_error = NULL WHERE message_key LIKE ? AND status = 'DEAD'",
+				prefix + "-%");
+		cluster.ensureReplicasUp();
+		Checks.Findings findings = checks.check(prefix, answered(done), Set.of());
+		flow.stuck.forEach(findings::stuck);
+		Summary.add(Summary.Row.of("12. broker refuses every record of a topic for " + REFUSAL.toSeconds() + " s",
+				done.operations().size(),
+				cycles + " refusals (" + dead.size() + " rows DEAD at their first or second send, re-driven: "
+						+ redriven + "; " + (producerReplacements() - replacedBefore) + " producers replaced)",
+				findings, done.unanswered().size(), "yes"));
+		assertClean(findings, done);
+		assertThat(dead).as("rows refused by the broker").isNotEmpty();
+	}
+
+	@Test
+	@Order(10)
+	void relayProducersWhoseNetworkThreadDiesAreReplacedWithinTheirSendsBound() {
+		String prefix = "producer-death";
+		int cycles = Cluster.longRun() ? 10 : 1;
+		AtomicBoolean stop = new AtomicBoolean();
+		long replacedBefore = producerReplacements();
+		CompletableFuture<LoadClient.Load> load = CompletableFuture.supplyAsync(() -> client.run(prefix, 6, stop));
+		for (int i = 0; i < cycles; i++) {
+			Pause.randomly(Duration.ofSeconds(1), Duration.ofSeconds(3));
+			killProducer(cluster.randomReplica(), replacedBefore + i);
+		}
+		Pause.briefly(Duration.ofSeconds(2));
+		stop.set(true);
+		LoadClient.Load done = load.join();
+		cluster.ensureReplicasUp();
+		Checks.Findings findings = checks.check(prefix, answered(done), Set.of());
+		long dead = cluster.database.count("SELECT count(*) FROM outbox WHERE message_key LIKE ? AND status = 'DEAD'",
+				prefix + "-%");
+		if (dead > 0) {
+			findings.stuck(dead + " rows DEAD after a producer died");
+		}
+		long replaced = producerReplacements() - replacedBefore;
+		Summary.add(Summary.Row.of("11. relays' producers die (network thread killed) and are replaced",
+				done.operations().size(), cycles + " producer deaths (" + replaced + " producers replaced)", findings,
+				done.unanswered().size(), "yes"));
+		assertClean(findings, done);
+		assertThat(replaced).as("producers replaced after they died").isEqualTo(cycles);
+	}
+
+	/**
+	 * Kill the network thread of a replica's relay producer at its next acknowledgement,
+	 * and wait until the relay has replaced it (its log says so).
+	 */
+	private static void killProducer(Replica victim, long replacedBefore) {
+		victim.killProducer();
+		await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200)).until(victim::producerKilled);
+		await().atMost(Duration.ofMinutes(1))
+			.pollInterval(Duration.ofMillis(500))
+			.until(() -> producerReplacements() > replacedBefore);
+	}
+
+	/** How long a topic refuses records: longer than a send's bound (6 s). */
+	private static final Duration REFUSAL = Duration.ofSeconds(10);
+
+	/**
+	 * How many times the replicas' relays replaced a broken producer so far, by their
+	 * logs (which keep every start of a replica).
+	 */
+	private static long producerReplacements() {
+		long count = 0;
+		for (Replica replica : cluster.replicas) {
+			try {
+				count += java.nio.file.Files.readString(replica.log(), StandardCharsets.ISO_8859_1)
+					.lines()
+					.filter((line) -> line.contains("producer did not resolve records"))
+					.count();
+			}
+			catch (java.io.IOException ex) {
+				// A replica without a log yet replaced nothing.
+			}
+		}
+		return count;
+	}
+
 	/**
 	 * The faults of the soak, each the building block of its own scenario, injected one
 	 * after the other in a random order while the load runs.
@@ -333,6 +460,25 @@ class FaultInjectionTests {
 				// Sometimes down for longer than the relay's lease.
 				Pause.randomly(Duration.ofSeconds(1), Replica.RELAY_LEASE.plusSeconds(3));
 				cluster.broker.start(Cluster.STARTUP);
+			}
+		},
+
+		BROKER_REFUSES("refusals of every record of a topic (scenario 12, DEAD rows re-driven)") {
+			@Override
+			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
+				cluster.broker.setTopicConfig(Cluster.Topics.PAYMENTS_CHARGED, "max.message.bytes", "100");
+				Pause.briefly(REFUSAL);
+				cluster.broker.setTopicConfig(Cluster.Topics.PAYMENTS_CHARGED, "max.message.bytes", null);
+				cluster.database.update("UPDATE outbox SET status = 'PENDING', attempts_before_redrive = attempts,"
+						+ " available_at = now(), last_error = NULL WHERE message_key LIKE ? AND status = 'DEAD'",
+						prefix + "-%");
+			}
+		},
+
+		PRODUCER_DEATH("relay producers killed (scenario 11)") {
+			@Override
+			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
+				killProducer(cluster.randomReplica(), producerReplacements());
 			}
 		};
 

@@ -30,6 +30,8 @@ class Replica {
 
 	private final int port;
 
+	private final Path producerFault;
+
 	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
 	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers) {
@@ -44,8 +46,13 @@ class Replica {
 	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers,
 			List<String> overrides) {
 		this.port = port;
+		this.producerFault = workDir.resolve("producer-fault-" + name);
+		// The jar's own launcher, reading loader.path: the producer fault's classes join
+		// the application's.
 		List<String> arguments = new ArrayList<>(List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-Djava.io.tmpdir=" + workDir.resolve("tmp"), "-jar", jar.toString()));
+				"-Djava.io.tmpdir=" + workDir.resolve("tmp"), "-Dloader.path=" + producerFaultClasses(workDir),
+				"-D" + ProducerFault.TRIGGER + "=" + this.producerFault, "-cp", jar.toString(),
+				"org.springframework.boot.loader.launch.PropertiesLauncher"));
 		arguments.addAll(List.of("--server.port=" + port, "--spring.datasource.url=" + jdbcUrl,
 				"--spring.datasource.username=postgres", "--spring.datasource.password=",
 				"--spring.datasource.hikari.connection-timeout=2000",
@@ -68,13 +75,59 @@ class Replica {
 				"--logging.level.org.springframework.boot.tomcat.GracefulShutdown=INFO",
 				"--logging.level.org.springframework.kafka.listener.KafkaMessageListenerContainer=INFO",
 				"--logging.level.com.zaxxer.hikari.HikariDataSource=INFO", "--idempotency.cleanup.initial-delay=2s",
-				"--idempotency.cleanup.interval=2s"));
+				"--idempotency.cleanup.interval=2s",
+				"--spring.kafka.producer.properties.interceptor.classes=" + ProducerFault.class.getName()));
 		for (String override : overrides) {
 			String setting = override.substring(0, override.indexOf('=') + 1);
 			arguments.removeIf((argument) -> argument.startsWith(setting));
 			arguments.add(override);
 		}
 		this.jvm = new ChildJvm(name, workDir, arguments);
+	}
+
+	/**
+	 * A directory with the classes of {@link ProducerFault} alone, for the replicas'
+	 * class path.
+	 */
+	private static Path producerFaultClasses(Path workDir) {
+		Path classes = workDir.resolve("producer-fault-classes");
+		try {
+			Path from = Path.of(ProducerFault.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+			String name = ProducerFault.class.getName().replace('.', '/');
+			Path target = classes.resolve(name).getParent();
+			java.nio.file.Files.createDirectories(target);
+			try (var files = java.nio.file.Files.list(from.resolve(name).getParent())) {
+				for (Path file : files.filter((file) -> file.getFileName().toString().startsWith("ProducerFault"))
+					.toList()) {
+					java.nio.file.Files.copy(file, target.resolve(file.getFileName()),
+							java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+				}
+			}
+			return classes;
+		}
+		catch (IOException | java.net.URISyntaxException ex) {
+			throw new IllegalStateException("Cannot copy the producer fault's classes", ex);
+		}
+	}
+
+	/**
+	 * Kill the network thread of the replica's next producer to acknowledge a record, the
+	 * outbox relay's.
+	 */
+	void killProducer() {
+		try {
+			java.nio.file.Files.writeString(this.producerFault, "kill");
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * Whether the producer fault asked for has struck.
+	 */
+	boolean producerKilled() {
+		return !java.nio.file.Files.exists(this.producerFault);
 	}
 
 	String name() {

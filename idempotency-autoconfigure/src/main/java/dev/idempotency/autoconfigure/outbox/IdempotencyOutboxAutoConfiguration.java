@@ -24,6 +24,7 @@ import dev.idempotency.outbox.Outbox;
 import dev.idempotency.outbox.OutboxDeadRows;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxRelayBuilder;
 import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import org.apache.commons.logging.Log;
@@ -91,6 +92,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 			ObjectProvider<OutboxRelay> relay) {
 		JdbcOutbox outbox = new JdbcOutbox(dataSource, jsonMapper.getIfAvailable(JsonMapper::new),
 				jdbcProperties.qualify(properties.getTable()));
+		outbox.setMaxPayloadSize((int) Math.min(properties.getMaxPayloadSize().toBytes(), Integer.MAX_VALUE));
+		outbox.setMaxKeyLocks(properties.getMaxKeyLocks());
 		if (properties.getRelay().isEnabled()) {
 			// The relay of this instance delivers every row it finds: a row it cannot
 			// deliver would never be published.
@@ -227,10 +230,11 @@ public final class IdempotencyOutboxAutoConfiguration {
 				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
 				ObjectProvider<IdempotencyMetrics> metrics, Environment environment) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
-			OutboxRelay.Builder builder = OutboxRelay.builder(dataSource)
+			OutboxRelayBuilder builder = OutboxRelay.builder(dataSource)
 				.table(jdbcProperties.qualify(properties.getTable()))
 				.mode(relay.getMode())
 				.batchSize(relay.getBatchSize())
+				.maxBatchBytes(relay.getMaxBatchBytes().toBytes())
 				.claimAhead(relay.isClaimAhead())
 				.pollInterval(relay.getPollInterval())
 				.lease(relay.getLease())

@@ -4,9 +4,12 @@ import java.time.Duration;
 
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxRelayBuilder;
+import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Configuration properties of the transactional outbox. The table is created according to
@@ -30,6 +33,19 @@ public class IdempotencyOutboxProperties {
 	 * idempotency.jdbc.platform, or by the platform of the DataSource.
 	 */
 	private String schema = DEFAULT_SCHEMA_LOCATION;
+
+	/**
+	 * Most bytes of payload and headers one message may take: a larger append is refused
+	 * before anything is written.
+	 */
+	private DataSize maxPayloadSize = DataSize.ofBytes(JdbcOutbox.DEFAULT_MAX_PAYLOAD_SIZE);
+
+	/**
+	 * Most keys an appending transaction locks one by one to keep each key's rows in
+	 * commit order; a transaction that appends to more keys locks the table instead, so
+	 * that it holds a bounded number of locks whatever its number of keys.
+	 */
+	private int maxKeyLocks = JdbcOutbox.DEFAULT_MAX_KEY_LOCKS;
 
 	/**
 	 * Relay settings.
@@ -65,6 +81,22 @@ public class IdempotencyOutboxProperties {
 
 	public void setSchema(String schema) {
 		this.schema = schema;
+	}
+
+	public DataSize getMaxPayloadSize() {
+		return this.maxPayloadSize;
+	}
+
+	public void setMaxPayloadSize(DataSize maxPayloadSize) {
+		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	public int getMaxKeyLocks() {
+		return this.maxKeyLocks;
+	}
+
+	public void setMaxKeyLocks(int maxKeyLocks) {
+		this.maxKeyLocks = maxKeyLocks;
 	}
 
 	public Relay getRelay() {
@@ -138,12 +170,18 @@ public class IdempotencyOutboxProperties {
 		 * How the relay holds a claim while delivering: two-phase (PUBLISHING with a
 		 * lease) or simple (row locks in a transaction held across the delivery).
 		 */
-		private OutboxRelay.Mode mode = OutboxRelay.Mode.TWO_PHASE;
+		private OutboxRelay.Mode mode = OutboxRelayBuilder.DEFAULT_MODE;
 
 		/**
 		 * Most rows claimed and delivered in one cycle.
 		 */
-		private int batchSize = 1000;
+		private int batchSize = OutboxRelayBuilder.DEFAULT_BATCH_SIZE;
+
+		/**
+		 * Most bytes of payloads and headers one claim takes, and so what the relay holds
+		 * in memory for a batch; a claim takes its first row whatever its size.
+		 */
+		private DataSize maxBatchBytes = DataSize.ofBytes(OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES);
 
 		/**
 		 * Whether a two-phase relay claims its next batch while it delivers the current
@@ -151,32 +189,32 @@ public class IdempotencyOutboxProperties {
 		 * has less of its lease left when its delivery starts, and the relay uses two
 		 * connections.
 		 */
-		private boolean claimAhead = true;
+		private boolean claimAhead = OutboxRelayBuilder.DEFAULT_CLAIM_AHEAD;
 
 		/**
 		 * How long the relay waits for a commit's wake-up before looking for rows anyway,
 		 * and after a failed cycle before the next (doubled at each further failure).
 		 */
-		private Duration pollInterval = Duration.ofSeconds(1);
+		private Duration pollInterval = OutboxRelayBuilder.DEFAULT_POLL_INTERVAL;
 
 		/**
 		 * How long a claim is held before another relay may take it over. A delivery ends
 		 * within it; it must be longer than the longest single send of every destination
 		 * (for Kafka, send-timeout plus max-block).
 		 */
-		private Duration lease = Duration.ofMinutes(1);
+		private Duration lease = OutboxRelayBuilder.DEFAULT_LEASE;
 
 		/**
 		 * How often the relay returns claims with an expired lease to PENDING.
 		 */
-		private Duration reapInterval = Duration.ofSeconds(10);
+		private Duration reapInterval = OutboxRelayBuilder.DEFAULT_REAP_INTERVAL;
 
 		/**
 		 * Sends after which a row becomes DEAD: a failed send at this count, or a claim
 		 * past it when the earlier sends never came to an end (their relay died or lost
 		 * its lease). A re-drive starts the count again.
 		 */
-		private int maxAttempts = 20;
+		private int maxAttempts = OutboxRelayBuilder.DEFAULT_MAX_ATTEMPTS;
 
 		/**
 		 * Age after which a row is no longer delivered but becomes DEAD, for example the
@@ -187,18 +225,18 @@ public class IdempotencyOutboxProperties {
 		/**
 		 * Delay before the second attempt; each further attempt doubles it.
 		 */
-		private Duration initialBackoff = Duration.ofSeconds(1);
+		private Duration initialBackoff = OutboxRelayBuilder.DEFAULT_INITIAL_BACKOFF;
 
 		/**
 		 * Longest delay between two attempts, and between two failed cycles of a relay.
 		 */
-		private Duration maxBackoff = Duration.ofMinutes(5);
+		private Duration maxBackoff = OutboxRelayBuilder.DEFAULT_MAX_BACKOFF;
 
 		/**
 		 * How long shutdown waits for the batch in flight before handing it back, counted
 		 * from the start of the shutdown, when the relay stops claiming.
 		 */
-		private Duration shutdownTimeout = Duration.ofSeconds(10);
+		private Duration shutdownTimeout = OutboxRelayBuilder.DEFAULT_SHUTDOWN_TIMEOUT;
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -230,6 +268,14 @@ public class IdempotencyOutboxProperties {
 
 		public void setBatchSize(int batchSize) {
 			this.batchSize = batchSize;
+		}
+
+		public DataSize getMaxBatchBytes() {
+			return this.maxBatchBytes;
+		}
+
+		public void setMaxBatchBytes(DataSize maxBatchBytes) {
+			this.maxBatchBytes = maxBatchBytes;
 		}
 
 		public Duration getPollInterval() {
@@ -314,13 +360,13 @@ public class IdempotencyOutboxProperties {
 		 * failure: the delivery.timeout.ms of the outbox's producer, whose
 		 * request.timeout.ms is lowered to fit in it.
 		 */
-		private Duration sendTimeout = Duration.ofSeconds(30);
+		private Duration sendTimeout = KafkaOutboxDestination.DEFAULT_DELIVERY_TIMEOUT;
 
 		/**
 		 * How long sending a record may block for metadata or buffer space: the
 		 * max.block.ms of the outbox's producer.
 		 */
-		private Duration maxBlock = Duration.ofSeconds(10);
+		private Duration maxBlock = KafkaOutboxDestination.DEFAULT_MAX_BLOCK;
 
 		public boolean isEnabled() {
 			return this.enabled;

@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.outbox;
 
 import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxRelayBuilder;
 
 /**
  * Customizes the auto-configured {@link OutboxRelay} beyond what the
@@ -14,6 +15,6 @@ public interface OutboxRelayCustomizer {
 	 * Customize the relay's builder, after the properties were applied.
 	 * @param builder the builder
 	 */
-	void customize(OutboxRelay.Builder builder);
+	void customize(OutboxRelayBuilder builder);
 
 }

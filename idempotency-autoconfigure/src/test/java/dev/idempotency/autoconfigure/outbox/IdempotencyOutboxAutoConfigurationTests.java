@@ -36,7 +36,9 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.ApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.util.ReflectionTestUtils;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
@@ -44,6 +46,7 @@ import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
@@ -118,13 +121,11 @@ class IdempotencyOutboxAutoConfigurationTests {
 	void claimAheadIsOnByDefaultAndCanBeTurnedOff() {
 		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
 			.withPropertyValues("idempotency.outbox.table=ahead_outbox", "idempotency.outbox.relay.poll-interval=1h")
-			.run((context) -> assertThat(context.getBean(OutboxRelay.class)).hasFieldOrPropertyWithValue("claimAhead",
-					true));
+			.run((context) -> assertThat(startedCycle(context)).isEqualTo("ClaimAheadCycle"));
 		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
 			.withPropertyValues("idempotency.outbox.table=ahead_outbox", "idempotency.outbox.relay.poll-interval=1h",
 					"idempotency.outbox.relay.claim-ahead=false")
-			.run((context) -> assertThat(context.getBean(OutboxRelay.class)).hasFieldOrPropertyWithValue("claimAhead",
-					false));
+			.run((context) -> assertThat(startedCycle(context)).isEqualTo("TwoPhaseCycle"));
 	}
 
 	@Test
@@ -211,6 +212,35 @@ class IdempotencyOutboxAutoConfigurationTests {
 				assertThat(destination.delivered.await(10, TimeUnit.SECONDS)).isTrue();
 				JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
 				awaitStatus(jdbc, "simple_mode_outbox", "DEAD");
+			});
+	}
+
+	@Test
+	void theMaximumPayloadSizeAndTheKeysLockedOneByOneComeFromTheProperties() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=limited_outbox", "idempotency.outbox.max-payload-size=100B",
+					"idempotency.outbox.max-key-locks=3", "idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				Outbox outbox = context.getBean(Outbox.class);
+				assertThatIllegalArgumentException()
+					.isThrownBy(() -> transactions(context.getBean(DataSource.class))
+						.executeWithoutResult((status) -> outbox
+							.append(OutboxEvent.to("orders").key("o-4").payload(new byte[101]).build())))
+					.withMessageContaining("maximum of 100 bytes");
+				assertThat(ReflectionTestUtils.getField(outbox, "maxKeyLocks")).isEqualTo(3);
+			});
+	}
+
+	@Test
+	void theBytesOneClaimHoldsComeFromTheProperty() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.relay.max-batch-bytes=2MB",
+					"idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				Object steps = ReflectionTestUtils
+					.getField(ReflectionTestUtils.getField(context.getBean(OutboxRelay.class), "once"), "steps");
+				assertThat(ReflectionTestUtils.getField(ReflectionTestUtils.getField(steps, "claims"), "maxBatchBytes"))
+					.isEqualTo(2L * 1024 * 1024);
 			});
 	}
 
@@ -430,6 +460,14 @@ class IdempotencyOutboxAutoConfigurationTests {
 			return new DefaultKafkaProducerFactory<>(Map.of("bootstrap.servers", "127.0.0.1:1"));
 		}
 
+	}
+
+	/**
+	 * The kind of cycle the started relay runs.
+	 */
+	private static String startedCycle(ApplicationContext context) {
+		Object cycle = ReflectionTestUtils.getField(context.getBean(OutboxRelay.class), "started");
+		return (cycle != null) ? cycle.getClass().getSimpleName() : "none";
 	}
 
 }

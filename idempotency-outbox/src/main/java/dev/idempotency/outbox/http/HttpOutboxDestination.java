@@ -14,14 +14,17 @@ import dev.idempotency.outbound.ProviderKeyExpiredException;
 import dev.idempotency.outbound.ProviderStatusCheck;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
 /**
  * Delivers outbox messages to an HTTP provider through an {@link OutboxHttpSender}, one
- * request at a time, in order per key; after a failure the later messages of that key
- * wait for the next attempt.
+ * request at a time, in order per destination name and key; after a failure the later
+ * messages of that key wait for the next attempt. A failure the sender calls permanent
+ * (with {@link RestClientOutboxSender}, a 4xx that refuses the request itself) makes the
+ * row DEAD at once.
  * <p>
  * Created with {@link OutboundCalls} and a provider name, each send is an attempt of an
  * {@link OutboundOperation} keyed by the row's idempotency key and started at the row's
@@ -171,21 +174,29 @@ public final class HttpOutboxDestination implements OutboxDestination {
 		return this.maxAge;
 	}
 
+	/**
+	 * Whether a failure is permanent: the provider may have forgotten the key
+	 * ({@link ProviderKeyExpiredException}), or the sender says the provider refused the
+	 * request itself ({@link OutboxHttpSender#isPermanent}).
+	 * @param failure a failure returned by {@link #deliver}
+	 * @return {@code true} to give up on the row now
+	 */
 	@Override
 	public boolean isPermanent(Throwable failure) {
-		return failure instanceof ProviderKeyExpiredException;
+		return failure instanceof ProviderKeyExpiredException
+				|| (failure instanceof Exception exception && this.sender.isPermanent(exception));
 	}
 
 	@Override
 	public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		Map<Long, Throwable> failures = new HashMap<>();
-		Set<String> failedKeys = new HashSet<>();
+		Set<OrderKey> failedKeys = new HashSet<>();
 		for (OutboxMessage message : messages) {
 			if (Thread.interrupted()) {
 				throw new InterruptedException("Delivery interrupted");
 			}
-			String key = message.messageKey();
+			OrderKey key = message.orderKey();
 			if (key != null && failedKeys.contains(key)) {
 				failures.put(message.id(), new NotSent("An earlier message of the same key failed"));
 				continue;

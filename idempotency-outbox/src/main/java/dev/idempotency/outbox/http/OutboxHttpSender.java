@@ -21,4 +21,15 @@ public interface OutboxHttpSender {
 	 */
 	void send(OutboxMessage message) throws Exception;
 
+	/**
+	 * Whether a failure of {@link #send} can never turn into a success by sending the
+	 * same request again, such as a response that refuses the request itself: the relay
+	 * then marks the row DEAD at once for manual review instead of retrying it.
+	 * @param failure the failure
+	 * @return {@code true} to give up on the row now (default {@code false})
+	 */
+	default boolean isPermanent(Exception failure) {
+		return false;
+	}
+
 }

@@ -1,5 +1,6 @@
 package dev.idempotency.outbox.http;
 
+import java.util.Set;
 import java.util.function.Function;
 
 import dev.idempotency.core.EventHeaders;
@@ -9,15 +10,22 @@ import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.util.Assert;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestClientResponseException;
 
 /**
  * {@link OutboxHttpSender} on a {@link RestClient}: sends the payload as the request
  * body, the message's headers as request headers (a {@code Content-Type} header among
  * them sets the media type, JSON otherwise), the idempotency key as
  * {@code Idempotency-Key} and the event id as {@code event-id}. A response other than 2xx
- * fails the delivery.
+ * fails the delivery; a 4xx that refuses the request itself (any but 408 Request Timeout,
+ * 409 Conflict, 425 Too Early and 429 Too Many Requests, which a later attempt may get
+ * past) is {@link #isPermanent permanent}: the same request with the same key would be
+ * refused again.
  */
 public final class RestClientOutboxSender implements OutboxHttpSender {
+
+	/** The client errors that sending again may get past. */
+	private static final Set<Integer> RETRYABLE_CLIENT_ERRORS = Set.of(408, 409, 425, 429);
 
 	private final RestClient restClient;
 
@@ -60,6 +68,12 @@ public final class RestClientOutboxSender implements OutboxHttpSender {
 				headers.set(EventHeaders.EVENT_TYPE, message.eventType());
 			}
 		}).body(message.payload()).retrieve().toBodilessEntity();
+	}
+
+	@Override
+	public boolean isPermanent(Exception failure) {
+		return failure instanceof RestClientResponseException response && response.getStatusCode().is4xxClientError()
+				&& !RETRYABLE_CLIENT_ERRORS.contains(response.getStatusCode().value());
 	}
 
 }

@@ -17,9 +17,19 @@ import java.util.function.Predicate;
 import dev.idempotency.core.EventHeaders;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
+import dev.idempotency.outbox.OutboxMessage.OrderKey;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -27,7 +37,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.Ordered;
 import org.springframework.kafka.core.KafkaOperations;
-import org.springframework.kafka.core.KafkaProducerException;
+import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.util.Assert;
 
 /**
@@ -38,23 +48,38 @@ import org.springframework.util.Assert;
  * that a re-publication is recognisably the same event.
  * <p>
  * A batch goes out in rounds: each round sends the next message of every key (and, in the
- * first, every message without a key) asynchronously, flushes, and waits for the
- * acknowledgements. So the producer batches and pipelines each round across keys, while a
- * key never has two records in flight: a record the broker refuses (too large for the
- * topic, a timestamp it rejects, a partition unavailable past the delivery timeout)
- * cannot be overtaken by a later record of its key, which the idempotent producer would
- * otherwise still write after it. A backlog of few keys pays one round trip per message
- * of its longest key.
+ * first, every message without a key) asynchronously and waits for the acknowledgements.
+ * So the producer batches and pipelines each round across keys, while a key never has two
+ * records in flight: a record the broker refuses (too large for the topic, a timestamp it
+ * rejects, a partition unavailable past the delivery timeout) cannot be overtaken by a
+ * later record of its key, which the idempotent producer would otherwise still write
+ * after it. A backlog of few keys pays one round trip per message of its longest key.
  * <p>
- * A record is resolved (acknowledged or failed) at most the producer's
- * {@code max.block.ms} plus {@code delivery.timeout.ms} after its send starts
- * ({@link #sendTimeout()}): a record is sent only when that much time is left of the
- * delivery, and the messages left are for the next claim. After a send that blocked past
- * {@code max.block.ms} (no metadata: the cluster is unreachable), nothing more goes to
- * that topic in this delivery. Use {@link #producerConfig(Map, Duration, Duration)} for
- * the producer.
+ * The producer never puts more into one batch than the topic takes: the destination reads
+ * each topic's {@code max.message.bytes} (with an admin client on the producer's
+ * settings), and when it is below the producer's {@code batch.size} sends that topic's
+ * records of a round in waves that fit it, each waited for before the next. Otherwise the
+ * broker would refuse a batch of several records, which the producer splits at its own
+ * {@code batch.size}, that is not at all, and sends again, for ever.
+ * <p>
+ * Nothing on the delivery path waits without a bound: a record is resolved (acknowledged
+ * or failed) at most the producer's {@code max.block.ms} plus {@code delivery.timeout.ms}
+ * after its send starts ({@link #sendTimeout()}), a record is sent only when that much
+ * time is left of the delivery, and the messages left are for the next claim. A record
+ * still unresolved past that bound means a broken producer (its network thread died,
+ * say): the destination gives up on its records, throws the producer away
+ * ({@link ProducerFactory#reset()}) so that the next send gets a new one, and sends
+ * nothing more in this delivery. After a send that blocked past {@code max.block.ms} (no
+ * metadata: the cluster is unreachable), nothing more goes to that topic in this
+ * delivery.
+ * <p>
+ * Failures that sending again cannot change are {@link #isPermanent permanent}, and their
+ * rows DEAD at once: a record too large, an invalid topic, a missing authorization, a
+ * record the serializer or the broker cannot take as it is. Use
+ * {@link #producerConfig(Map, Duration, Duration)} for the producer, and close the
+ * destination when done with it (a bean is closed by its context).
  */
-public final class KafkaOutboxDestination implements OutboxDestination, Ordered {
+public final class KafkaOutboxDestination implements OutboxDestination, Ordered, AutoCloseable {
 
 	/** The producer's {@code delivery.timeout.ms} unless set: Kafka's default. */
 	private static final long KAFKA_DEFAULT_DELIVERY_TIMEOUT = 120_000;
@@ -64,6 +89,19 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 
 	/** The producer's {@code request.timeout.ms} unless set: Kafka's default. */
 	private static final long KAFKA_DEFAULT_REQUEST_TIMEOUT = 30_000;
+
+	/** The producer's {@code batch.size} unless set: Kafka's default. */
+	private static final int KAFKA_DEFAULT_BATCH_SIZE = 16_384;
+
+	/**
+	 * The failures that sending the same record again cannot change. Unknown topics are
+	 * not among them: a topic may be created later.
+	 */
+	private static final List<Class<? extends Throwable>> PERMANENT = List.of(RecordTooLargeException.class,
+			RecordBatchTooLargeException.class, InvalidTopicException.class, AuthorizationException.class,
+			SerializationException.class, InvalidRecordException.class, InvalidTimestampException.class);
+
+	private static final Log logger = LogFactory.getLog(KafkaOutboxDestination.class);
 
 	/** The delivery timeout of {@link #producerConfig(Map)}. */
 	public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(30);
@@ -78,6 +116,10 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 	private final Duration maxBlock;
 
 	private final Duration deliveryTimeout;
+
+	private final int batchSize;
+
+	private final TopicLimits topicLimits;
 
 	/**
 	 * Create a destination for every destination name.
@@ -100,19 +142,22 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		this.kafka = kafka;
 		this.destinations = destinations;
 		Map<String, Object> config = producerSettings(kafka);
+		Map<String, Object> settings = (config != null) ? config : Map.of();
 		this.maxBlock = Duration
-			.ofMillis(millis(config.get(ProducerConfig.MAX_BLOCK_MS_CONFIG), KAFKA_DEFAULT_MAX_BLOCK));
+			.ofMillis(millis(settings.get(ProducerConfig.MAX_BLOCK_MS_CONFIG), KAFKA_DEFAULT_MAX_BLOCK));
 		this.deliveryTimeout = Duration
-			.ofMillis(millis(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG), KAFKA_DEFAULT_DELIVERY_TIMEOUT));
+			.ofMillis(millis(settings.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG), KAFKA_DEFAULT_DELIVERY_TIMEOUT));
+		this.batchSize = (int) millis(settings.get(ProducerConfig.BATCH_SIZE_CONFIG), KAFKA_DEFAULT_BATCH_SIZE);
+		this.topicLimits = new TopicLimits(config);
 	}
 
-	private static Map<String, Object> producerSettings(KafkaOperations<byte[], byte[]> kafka) {
+	private static @Nullable Map<String, Object> producerSettings(KafkaOperations<byte[], byte[]> kafka) {
 		try {
 			return kafka.getProducerFactory().getConfigurationProperties();
 		}
 		catch (UnsupportedOperationException ex) {
-			// Kafka's defaults then bound the sends.
-			return Map.of();
+			// Kafka's defaults then bound the sends, and the topics' limits are unknown.
+			return null;
 		}
 	}
 
@@ -141,7 +186,8 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 	 * Return producer settings for the outbox: the given ones, with byte array
 	 * serializers and the idempotent producer's settings (acknowledgement by all
 	 * replicas, retries, at most five requests in flight) enforced, the given bounds of a
-	 * send, and a short linger so that a round travels in few requests.
+	 * send, no linger (a round is waited for as a whole, so a record that lingers only
+	 * delays it), and batches of 256 KiB unless set.
 	 * @param base the application's producer settings, such as the bootstrap servers
 	 * @param deliveryTimeout the {@code delivery.timeout.ms}: how long a record may take
 	 * from {@code send()} to its acknowledgement or failure; {@code request.timeout.ms}
@@ -162,13 +208,11 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		config.put(ProducerConfig.ACKS_CONFIG, "all");
 		config.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
 		config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
-		config.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
+		config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
 		config.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
-		long linger = millis(config.get(ProducerConfig.LINGER_MS_CONFIG), 5);
-		long delivery = Math.max(deliveryTimeout.toMillis(), linger + 1);
-		long request = Math.min(
-				millis(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG), KAFKA_DEFAULT_REQUEST_TIMEOUT),
-				delivery - linger);
+		long delivery = deliveryTimeout.toMillis();
+		long request = Math
+			.min(millis(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG), KAFKA_DEFAULT_REQUEST_TIMEOUT), delivery);
 		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.min(delivery, Integer.MAX_VALUE));
 		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(request, Integer.MAX_VALUE));
 		config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis());
@@ -200,59 +244,113 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		return this.maxBlock.plus(this.deliveryTimeout);
 	}
 
+	/**
+	 * Whether a failure can never turn into a success by sending the record again: a
+	 * record too large for the producer or the topic, an invalid topic name, a missing
+	 * authorization, a record the serializer cannot write or the broker cannot take as it
+	 * is (an invalid record, a timestamp out of the topic's bounds).
+	 * @param failure a failure returned by {@link #deliver}
+	 * @return {@code true} to give up on the row now
+	 */
+	@Override
+	public boolean isPermanent(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			for (Class<? extends Throwable> permanent : PERMANENT) {
+				if (permanent.isInstance(cause)) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
 	@Override
 	public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		Map<Long, Throwable> failures = new HashMap<>();
-		Set<String> stoppedKeys = new HashSet<>();
+		Set<OrderKey> stoppedKeys = new HashSet<>();
 		Set<String> unavailableTopics = new HashSet<>();
-		for (List<OutboxMessage> round : rounds(messages)) {
+		Map<String, Integer> waveLimits = waveLimits(messages, deadline);
+		boolean producerBroken = false;
+		for (List<OutboxMessage> wave : KafkaRounds.waves(KafkaRounds.rounds(messages), waveLimits)) {
 			List<Send> sends = new ArrayList<>();
-			for (OutboxMessage message : round) {
-				if (stoppedKeys.contains(orderKey(message))) {
+			for (OutboxMessage message : wave) {
+				if (stoppedKeys.contains(message.orderKey())) {
 					failures.put(message.id(), new NotSent("An earlier message of its key was not delivered"));
+				}
+				else if (producerBroken) {
+					failures.put(message.id(),
+							new NotSent("The producer was broken; it is replaced for the next claim"));
+					stopKeys(message, stoppedKeys);
 				}
 				else if (unavailableTopics.contains(message.destination())) {
 					failures.put(message.id(), new NotSent("The topic was unavailable to an earlier message"));
-					stopKeys(List.of(message), stoppedKeys);
+					stopKeys(message, stoppedKeys);
 				}
 				else if (deadline - System.nanoTime() < sendTimeout().toNanos()) {
 					// A record sent now could still be in flight when the lease ends.
 					failures.put(message.id(),
 							new NotSent("No time was left for the send before the lease of the claim ends"));
-					stopKeys(List.of(message), stoppedKeys);
+					stopKeys(message, stoppedKeys);
 				}
 				else {
 					send(message, sends, failures, stoppedKeys, unavailableTopics);
 				}
 			}
-			if (!sends.isEmpty()) {
-				flush();
-			}
+			boolean unresolved = false;
 			for (Send send : sends) {
-				Throwable failure = await(send.future(), deadline);
+				Throwable failure = await(send, deadline);
+				unresolved |= failure instanceof UnresolvedRecord;
 				if (failure != null) {
 					failures.put(send.message().id(), failure);
-					stopKeys(List.of(send.message()), stoppedKeys);
+					stopKeys(send.message(), stoppedKeys);
+					if (failure instanceof RecordTooLargeException) {
+						// The topic's limit may have changed since it was read.
+						this.topicLimits.forget(send.message().destination());
+					}
 				}
+			}
+			if (unresolved && !producerBroken) {
+				producerBroken = true;
+				replaceProducer(deadline);
 			}
 		}
 		return failures;
 	}
 
-	private void send(OutboxMessage message, List<Send> sends, Map<Long, Throwable> failures, Set<String> stoppedKeys,
-			Set<String> unavailableTopics) {
+	/**
+	 * The most bytes one wave of records may take, for each topic of the delivery whose
+	 * {@code max.message.bytes} is below the producer's {@code batch.size}.
+	 */
+	private Map<String, Integer> waveLimits(List<OutboxMessage> messages, long deadline) {
+		Map<String, Integer> limits = new HashMap<>();
+		for (OutboxMessage message : messages) {
+			if (!limits.containsKey(message.destination())) {
+				Duration left = Duration.ofNanos(Math.min(this.maxBlock.toNanos(), deadline - System.nanoTime()));
+				int limit = this.topicLimits.maxMessageBytes(message.destination(), left);
+				limits.put(message.destination(), (limit >= 0 && limit < this.batchSize) ? limit : -1);
+			}
+		}
+		limits.values().removeIf((limit) -> limit < 0);
+		return limits;
+	}
+
+	private void send(OutboxMessage message, List<Send> sends, Map<Long, Throwable> failures, Set<OrderKey> stoppedKeys,
+			Set<String> unavailableTopics) throws InterruptedException {
 		try {
 			CompletableFuture<?> send = this.kafka.send(record(message));
 			if (send.isCompletedExceptionally()) {
 				send.join();
 			}
-			sends.add(new Send(message, send));
+			sends.add(new Send(message, send, System.nanoTime()));
+		}
+		catch (InterruptException ex) {
+			throw new InterruptedException("Interrupted while sending the outbox's records");
 		}
 		catch (RuntimeException ex) {
 			Throwable failure = unwrap(ex);
 			failures.put(message.id(), failure);
-			stopKeys(List.of(message), stoppedKeys);
+			stopKeys(message, stoppedKeys);
 			if (causedByTimeout(failure)) {
 				// No metadata within max.block.ms: every further send to the topic would
 				// block as long.
@@ -261,58 +359,56 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 		}
 	}
 
-	private void flush() throws InterruptedException {
+	/**
+	 * Wait for a record until Kafka must have resolved it, and no later than the
+	 * deadline.
+	 */
+	private @Nullable Throwable await(Send send, long deadline) throws InterruptedException {
+		long bound = Math.min(deadline, send.sentAt() + sendTimeout().toNanos());
 		try {
-			this.kafka.flush();
-		}
-		catch (InterruptException ex) {
-			throw new InterruptedException("Interrupted while flushing the outbox's records");
-		}
-	}
-
-	private @Nullable Throwable await(CompletableFuture<?> send, long deadline) throws InterruptedException {
-		try {
-			send.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			send.future().get(Math.max(0, bound - System.nanoTime()), TimeUnit.NANOSECONDS);
 			return null;
 		}
 		catch (ExecutionException ex) {
 			return unwrap(ex.getCause());
 		}
 		catch (java.util.concurrent.TimeoutException ex) {
-			return new java.util.concurrent.TimeoutException(
-					"Kafka did not acknowledge the record before the lease of the claim ends");
+			return new UnresolvedRecord();
 		}
 	}
 
 	/**
-	 * The rounds of a delivery: the n-th round holds the n-th message of every key, in id
-	 * order; messages without a key all go in the first.
+	 * Throw the producer away, so that the next send gets a new one, and read the topics'
+	 * limits again (a batch above one kills a producer). Closing a producer whose network
+	 * thread is alive may wait for it: the relay waits no longer than the deadline and
+	 * the producer's {@code max.block.ms}.
 	 */
-	private static List<List<OutboxMessage>> rounds(List<OutboxMessage> messages) {
-		List<List<OutboxMessage>> rounds = new ArrayList<>();
-		Map<String, Integer> perKey = new HashMap<>();
-		for (OutboxMessage message : messages) {
-			String key = orderKey(message);
-			int round = (key != null) ? perKey.merge(key, 1, Integer::sum) - 1 : 0;
-			while (rounds.size() <= round) {
-				rounds.add(new ArrayList<>());
+	private void replaceProducer(long deadline) throws InterruptedException {
+		logger.warn("The outbox's Kafka producer did not resolve records within max.block.ms + delivery.timeout.ms ("
+				+ sendTimeout() + ") of their send: it is broken (its network thread may have died). Replacing it;"
+				+ " its records are sent again after their backoff.");
+		this.topicLimits.forget();
+		Thread reset = new Thread(() -> {
+			try {
+				this.kafka.getProducerFactory().reset();
 			}
-			rounds.get(round).add(message);
-		}
-		return rounds;
-	}
-
-	private static void stopKeys(List<OutboxMessage> messages, Set<String> stoppedKeys) {
-		for (OutboxMessage message : messages) {
-			String key = orderKey(message);
-			if (key != null) {
-				stoppedKeys.add(key);
+			catch (RuntimeException ex) {
+				logger.warn("Could not replace the outbox's Kafka producer", ex);
 			}
+		}, "outbox-producer-reset");
+		reset.setDaemon(true);
+		reset.start();
+		long wait = Math.min(this.maxBlock.toMillis(), (deadline - System.nanoTime()) / 1_000_000);
+		if (wait > 0) {
+			reset.join(wait);
 		}
 	}
 
-	private static @Nullable String orderKey(OutboxMessage message) {
-		return (message.messageKey() != null) ? message.destination() + '\u0000' + message.messageKey() : null;
+	private static void stopKeys(OutboxMessage message, Set<OrderKey> stoppedKeys) {
+		OrderKey key = message.orderKey();
+		if (key != null) {
+			stoppedKeys.add(key);
+		}
 	}
 
 	private ProducerRecord<byte[], byte[]> record(OutboxMessage message) {
@@ -343,14 +439,39 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered 
 
 	private static Throwable unwrap(Throwable error) {
 		Throwable current = error;
+		// The template's own wrappers (KafkaProducerException, "Send failed") say nothing
+		// that the cause does not.
 		while ((current instanceof CompletionException || current instanceof ExecutionException
-				|| current instanceof KafkaProducerException) && current.getCause() != null) {
+				|| current instanceof org.springframework.kafka.KafkaException) && current.getCause() != null) {
 			current = current.getCause();
 		}
 		return current;
 	}
 
-	private record Send(OutboxMessage message, CompletableFuture<?> future) {
+	@Override
+	public void close() {
+		this.topicLimits.close();
+	}
+
+	/**
+	 * A record sent, and when its send returned.
+	 */
+	private record Send(OutboxMessage message, CompletableFuture<?> future, long sentAt) {
+	}
+
+	/**
+	 * A record the producer did not resolve by the bound its own timeouts guarantee: the
+	 * producer is broken.
+	 */
+	private static final class UnresolvedRecord extends java.util.concurrent.TimeoutException {
+
+		private static final long serialVersionUID = 1L;
+
+		UnresolvedRecord() {
+			super("The producer did not resolve the record within max.block.ms + delivery.timeout.ms of its send,"
+					+ " nor before the lease of the claim ends: it is broken, and replaced");
+		}
+
 	}
 
 	@Override
