@@ -60,6 +60,10 @@ class Replica {
 				"--spring.kafka.bootstrap-servers=" + bootstrapServers,
 				"--spring.kafka.consumer.properties.session.timeout.ms=6000",
 				"--spring.kafka.consumer.properties.heartbeat.interval.ms=1000",
+				// The relay's owner token in its health details: the scenarios that kill
+				// a
+				// relay amid claims tell its claims from the survivor's by it.
+				"--management.endpoint.health.show-details=always",
 				"--idempotency.web.lease=" + WEB_LEASE.toSeconds() + "s",
 				"--idempotency.outbox.relay.lease=" + RELAY_LEASE.toSeconds() + "s",
 				"--idempotency.outbox.relay.reap-interval=2s", "--idempotency.outbox.relay.max-backoff=2s",
@@ -262,6 +266,32 @@ class Replica {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			return false;
+		}
+	}
+
+	/**
+	 * The owner token of this replica's outbox relay, as its health details give it: the
+	 * {@code locked_by} of the rows it claims, new at every start.
+	 */
+	String relayOwner() {
+		try {
+			HttpResponse<String> response = this.http.send(HttpRequest.newBuilder(uri("/actuator/health/outboxRelay"))
+				.timeout(Duration.ofSeconds(60))
+				.GET()
+				.build(), HttpResponse.BodyHandlers.ofString());
+			java.util.regex.Matcher owner = java.util.regex.Pattern.compile("\"owner\"\\s*:\\s*\"([^\"]+)\"")
+				.matcher(response.body());
+			if (!owner.find()) {
+				throw new IllegalStateException(name() + "'s relay health names no owner: " + response.body());
+			}
+			return owner.group(1);
+		}
+		catch (IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
 		}
 	}
 
