@@ -4,6 +4,8 @@ package dev.idempotency.core;
  * The outcome of {@link IdempotencyKeyStore#claim}: this caller now owns the key, or the
  * key already had a record, or (for a claim that waits a bounded time) a concurrent claim
  * of the key still holds it.
+ *
+ * @since 0.1.0
  */
 public sealed interface ClaimResult permits ClaimResult.Claimed, ClaimResult.Existing, ClaimResult.Held {
 

@@ -3,6 +3,8 @@ package dev.idempotency.core;
 /**
  * The outcome of {@link IdempotencyKeyStore#complete}. Anything but {@link #COMPLETED}
  * means that nothing was stored and that the caller must roll its transaction back.
+ *
+ * @since 0.1.0
  */
 public enum Completion {
 

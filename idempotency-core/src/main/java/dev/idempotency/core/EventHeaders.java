@@ -4,6 +4,8 @@ package dev.idempotency.core;
  * Names of the message headers that carry an event's identity, shared by the producing
  * side (the outbox) and the consuming side (idempotent listeners) so that both agree
  * without configuration.
+ *
+ * @since 0.1.0
  */
 public final class EventHeaders {
 

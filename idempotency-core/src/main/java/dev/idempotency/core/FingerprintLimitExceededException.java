@@ -5,6 +5,8 @@ package dev.idempotency.core;
  * which it is read at a bounded cost: nested too deeply, or holding a number, a string or
  * a member name that is too long. Such a request should be refused before anything is
  * claimed or run.
+ *
+ * @since 0.1.0
  */
 public class FingerprintLimitExceededException extends RuntimeException {
 

@@ -10,6 +10,8 @@ import org.springframework.util.Assert;
  * reports the two parts as the failure's description and action.
  * <p>
  * The message is the description followed by the action.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyConfigurationException extends IllegalStateException {
 

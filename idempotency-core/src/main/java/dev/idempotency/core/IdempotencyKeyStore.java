@@ -15,6 +15,8 @@ import java.util.Optional;
  * Methods run in the caller's transaction when there is one, so that {@link #complete
  * complete} commits together with the business writes; outside a transaction each call
  * commits on its own. Time is the database's clock.
+ *
+ * @since 0.1.0
  */
 public interface IdempotencyKeyStore {
 

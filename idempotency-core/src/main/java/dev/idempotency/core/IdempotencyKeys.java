@@ -14,6 +14,8 @@ import org.springframework.util.Assert;
  * A key is 1 to {@value #MAX_LENGTH} printable ASCII characters (space to tilde). In the
  * {@code Idempotency-Key} header it is either a structured-field string ({@code "..."},
  * RFC 9651) or a bare value.
+ *
+ * @since 0.1.0
  */
 public final class IdempotencyKeys {
 

@@ -13,6 +13,8 @@ import java.util.function.Supplier;
  * deleted by cleanup in {@code idempotency.cleanup.deleted}, and times operations as
  * {@code idempotency.claim}, {@code idempotency.replay} and {@code idempotency.publish},
  * through the Observation API when an observation registry is configured.
+ *
+ * @since 0.1.0
  */
 public interface IdempotencyMetrics {
 

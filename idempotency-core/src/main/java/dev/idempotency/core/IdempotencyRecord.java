@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
  * @param expiresAt when the record stops protecting the key
  * @param readAt the database's time when the record was read, against which the lease is
  * judged
+ * @since 0.1.0
  */
 public record IdempotencyRecord(String scope, String key, String requestHash, Status status,
 		@Nullable StoredResponse response, @Nullable Instant lockedUntil, Instant createdAt,

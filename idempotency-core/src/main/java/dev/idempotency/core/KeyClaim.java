@@ -12,6 +12,7 @@ import org.springframework.util.Assert;
  * @param requestHash the fingerprint of the request (see {@link RequestFingerprint})
  * @param lease how long the claim stays exclusive before another caller may take it over
  * @param retention how long the record protects the key, from now
+ * @since 0.1.0
  */
 public record KeyClaim(String scope, String key, String requestHash, Duration lease, Duration retention) {
 

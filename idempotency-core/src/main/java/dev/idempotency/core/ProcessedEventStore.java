@@ -14,6 +14,8 @@ import org.jspecify.annotations.Nullable;
  * return value, never by an exception, so the caller's transaction stays usable. Call
  * these methods inside the transaction that holds the event's effects: when that
  * transaction rolls back, the mark goes with it and the event will be processed again.
+ *
+ * @since 0.1.0
  */
 public interface ProcessedEventStore {
 

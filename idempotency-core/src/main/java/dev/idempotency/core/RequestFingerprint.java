@@ -50,6 +50,8 @@ import org.springframework.util.MimeTypeUtils;
  * holding a number longer than {@value #MAX_JSON_NUMBER_LENGTH} characters, is refused
  * with {@link FingerprintLimitExceededException}. Bodies of other media types are hashed
  * as they are.
+ *
+ * @since 0.1.0
  */
 public final class RequestFingerprint {
 

@@ -15,6 +15,7 @@ import org.springframework.util.Assert;
  * @param status the HTTP status code
  * @param headers the headers to replay, in order
  * @param body the body bytes
+ * @since 0.1.0
  */
 public record StoredResponse(int status, Map<String, List<String>> headers, byte[] body) {
 

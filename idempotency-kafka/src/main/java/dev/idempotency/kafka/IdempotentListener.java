@@ -36,6 +36,7 @@ import dev.idempotency.core.EventHeaders;
  * append): a remote call cannot roll back with the transaction.
  *
  * @see IdempotentListenerAdvisor
+ * @since 0.1.0
  */
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)

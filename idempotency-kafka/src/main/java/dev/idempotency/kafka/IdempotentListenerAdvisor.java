@@ -31,6 +31,8 @@ import org.springframework.util.Assert;
  * whose signature cannot yield an event id or does not fit its container, a listener that
  * replies ({@code @SendTo}), a missing store and a transaction manager that does not
  * manage the store's {@code DataSource} all fail the startup.
+ *
+ * @since 0.1.0
  */
 public final class IdempotentListenerAdvisor extends AbstractPointcutAdvisor
 		implements BeanFactoryAware, SmartInitializingSingleton {

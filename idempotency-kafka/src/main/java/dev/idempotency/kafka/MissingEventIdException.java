@@ -12,6 +12,8 @@ import org.springframework.kafka.support.converter.ConversionException;
  * after-rollback processor) and retry topics treat as fatal by default, sending the
  * record to the recoverer at its first failure. An application that replaces those
  * classifications must keep this exception among the not-retryable ones.
+ *
+ * @since 0.1.0
  */
 public class MissingEventIdException extends ConversionException {
 

@@ -14,6 +14,8 @@ import org.springframework.http.client.ClientHttpResponse;
  * <p>
  * Register it once on the client:
  * {@code RestClient.builder().requestInterceptor(new IdempotencyKeyInterceptor())}.
+ *
+ * @since 0.1.0
  */
 public final class IdempotencyKeyInterceptor implements ClientHttpRequestInterceptor {
 

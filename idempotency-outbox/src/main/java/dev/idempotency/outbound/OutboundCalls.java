@@ -28,6 +28,8 @@ import org.springframework.util.Assert;
  * <li>binds the operation to the current thread while the attempt runs, so that
  * {@link IdempotencyKeyInterceptor} puts its key on every request.</li>
  * </ol>
+ *
+ * @since 0.1.0
  */
 public final class OutboundCalls {
 

@@ -27,6 +27,8 @@ import org.springframework.util.Assert;
  * An instance counts the attempts {@link OutboundCalls} makes with it, so keep one
  * instance for all the attempts of a retry (create it outside a {@code RetryTemplate}
  * callback, or pass it as an argument to a {@code @Retryable} method).
+ *
+ * @since 0.1.0
  */
 public final class OutboundOperation {
 

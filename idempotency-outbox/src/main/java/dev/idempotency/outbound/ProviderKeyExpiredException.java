@@ -8,6 +8,8 @@ import java.time.Instant;
  * idempotency key: sending it could perform the operation a second time. Nothing was
  * sent. The operation needs manual review: find out from the provider what became of it.
  * Exclude this exception from retry policies; retrying cannot succeed.
+ *
+ * @since 0.1.0
  */
 public class ProviderKeyExpiredException extends IllegalStateException {
 

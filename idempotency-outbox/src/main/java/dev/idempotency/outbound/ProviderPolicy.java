@@ -17,6 +17,7 @@ import org.springframework.util.Assert;
  * for a provider whose idempotency key alone cannot be trusted to prevent a second
  * execution
  * @param headerName the request header that carries the key
+ * @since 0.1.0
  */
 public record ProviderPolicy(@Nullable Duration keyTtl, boolean statusFirst, String headerName) {
 

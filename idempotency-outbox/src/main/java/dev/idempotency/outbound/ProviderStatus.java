@@ -7,6 +7,7 @@ import org.jspecify.annotations.Nullable;
  * out from the provider.
  *
  * @param <T> the type of the operation's result
+ * @since 0.1.0
  */
 public sealed interface ProviderStatus<T extends @Nullable Object>
 		permits ProviderStatus.Done, ProviderStatus.NotFound, ProviderStatus.Unknown {

@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
  * retry asks again later.
  *
  * @param <T> the type of the operation's result
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface ProviderStatusCheck<T extends @Nullable Object> {

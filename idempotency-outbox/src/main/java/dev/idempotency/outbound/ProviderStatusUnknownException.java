@@ -4,6 +4,8 @@ package dev.idempotency.outbound;
  * Thrown instead of re-sending an operation to a status-first provider
  * ({@link ProviderPolicy#statusFirst()}) that could not tell what became of the earlier
  * attempt. Nothing was sent; a later retry asks again.
+ *
+ * @since 0.1.0
  */
 public class ProviderStatusUnknownException extends IllegalStateException {
 

@@ -55,6 +55,8 @@ import org.springframework.util.Assert;
  * After a transaction that appended commits, the listeners given to
  * {@link #afterCommit(Runnable)} run, so that the relay of this instance starts at once
  * instead of at its next poll.
+ *
+ * @since 0.1.0
  */
 public class JdbcOutbox implements Outbox {
 

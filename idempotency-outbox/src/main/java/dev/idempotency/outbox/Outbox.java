@@ -9,6 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Writes messages to the outbox in the caller's transaction. A message becomes visible to
  * the relay when that transaction commits, and never if it rolls back.
+ *
+ * @since 0.1.0
  */
 public interface Outbox {
 

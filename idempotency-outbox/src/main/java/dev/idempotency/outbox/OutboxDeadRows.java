@@ -27,6 +27,8 @@ import org.springframework.util.Assert;
  * <p>
  * A re-driven row goes through the relay's rules again: a row that died of its maximum
  * age, or of a provider key TTL, dies again at its next attempt.
+ *
+ * @since 0.1.0
  */
 public final class OutboxDeadRows {
 

@@ -20,6 +20,8 @@ import org.jspecify.annotations.Nullable;
  * lease) ends soon after, and another relay may then send them. A destination starts a
  * send only when the send can end in time, and reports the messages it had no time for
  * {@link NotSent}.
+ *
+ * @since 0.1.0
  */
 public interface OutboxDestination {
 

@@ -18,6 +18,8 @@ import org.springframework.util.Assert;
  * The event id defaults to a random UUID and the idempotency key to a key derived from
  * the event id ({@link #deriveIdempotencyKey(String)}), so that every delivery of the
  * same row carries the same key.
+ *
+ * @since 0.1.0
  */
 public final class OutboxEvent {
 

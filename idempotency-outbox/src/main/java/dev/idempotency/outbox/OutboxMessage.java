@@ -24,6 +24,7 @@ import org.springframework.util.Assert;
  * is unknown included (the relay died or lost its lease, or gave the batch back at
  * shutdown); more than {@code 0} makes this send a re-send
  * @param createdAt when the row was appended (the database clock)
+ * @since 0.1.0
  */
 public record OutboxMessage(long id, String destination, @Nullable String messageKey, byte[] payload,
 		Map<String, String> headers, String eventId, @Nullable String eventType, String idempotencyKey, int attempts,

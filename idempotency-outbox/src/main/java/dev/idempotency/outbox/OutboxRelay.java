@@ -54,6 +54,8 @@ import org.springframework.util.Assert;
  * and stops in a late {@link #PHASE phase}, after the web server and the Kafka listener
  * containers: it finishes the batch in flight, or gives it back to the outbox when the
  * shutdown timeout passes.
+ *
+ * @since 0.1.0
  */
 public final class OutboxRelay
 		implements SmartLifecycle, ApplicationListener<ContextClosedEvent>, ApplicationContextAware {

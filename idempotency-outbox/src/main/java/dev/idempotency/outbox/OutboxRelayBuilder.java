@@ -16,6 +16,8 @@ import org.springframework.util.Assert;
 /**
  * Builds an {@link OutboxRelay}; start with {@link OutboxRelay#builder(DataSource)}.
  * Every setting has a default, a constant of this class.
+ *
+ * @since 0.1.0
  */
 public final class OutboxRelayBuilder {
 

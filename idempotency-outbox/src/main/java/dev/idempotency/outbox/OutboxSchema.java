@@ -13,6 +13,8 @@ import org.springframework.util.Assert;
  * The schema of the outbox table: the script for {@code initialize-schema}, its
  * placeholders, and the retention of published rows. The Flyway migration
  * {@code V1_0_0_3__outbox.sql} under {@value #FLYWAY_LOCATION} creates the same table.
+ *
+ * @since 0.1.0
  */
 public final class OutboxSchema {
 

@@ -25,6 +25,8 @@ import org.springframework.boot.test.autoconfigure.jdbc.AutoConfigureDataSourceI
  * The stores need a PostgreSQL: combine with {@link PostgresTest}, or configure a
  * {@code DataSource} of your own. The auto-configurations imported are listed in
  * {@code META-INF/spring/dev.idempotency.test.AutoConfigureIdempotency.imports}.
+ *
+ * @since 0.1.0
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

@@ -16,6 +16,8 @@ import org.springframework.util.Assert;
  *     .andExpect(status().isCreated())
  *     .andExpect(replayed());
  * </pre>
+ *
+ * @since 0.1.0
  */
 public final class IdempotencyMockMvc {
 

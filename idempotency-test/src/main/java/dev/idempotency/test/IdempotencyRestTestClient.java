@@ -14,6 +14,8 @@ import org.springframework.util.Assert;
  *     .expectStatus().isCreated()
  *     .expectAll(replayed());
  * </pre>
+ *
+ * @since 0.1.0
  */
 public final class IdempotencyRestTestClient {
 

@@ -16,6 +16,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@link org.springframework.kafka.test.EmbeddedKafkaBroker EmbeddedKafkaBroker}
  * parameter. In a Spring test, {@code spring.kafka.bootstrap-servers} points at the
  * broker.
+ *
+ * @since 0.1.0
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

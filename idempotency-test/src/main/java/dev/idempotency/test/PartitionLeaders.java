@@ -25,6 +25,8 @@ import org.apache.kafka.common.TopicPartitionInfo;
  * then stall on out-of-order sequence numbers until its records expire. Call
  * {@link #await(String, Duration, String...)} between creating topics and sending to
  * them.
+ *
+ * @since 0.1.0
  */
 public final class PartitionLeaders {
 

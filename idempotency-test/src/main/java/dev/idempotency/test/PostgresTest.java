@@ -18,6 +18,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code spring.datasource.url}, {@code spring.datasource.username} and
  * {@code spring.datasource.password} point at a schema owned by the application context
  * and dropped when the context closes.
+ *
+ * @since 0.1.0
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

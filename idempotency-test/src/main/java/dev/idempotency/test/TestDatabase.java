@@ -30,6 +30,8 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
  * gets one or fails.
  * <p>
  * Tests never share tables: each one works in a {@link TestSchema} of its own.
+ *
+ * @since 0.1.0
  */
 public final class TestDatabase {
 

@@ -26,6 +26,8 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
  * <p>
  * Tests share the broker, not topics: give each test topics of its own, for example with
  * {@link #uniqueTopic(String)}.
+ *
+ * @since 0.1.0
  */
 public final class TestKafkaBroker {
 

@@ -8,6 +8,8 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
  * A schema of its own for one test class or one application context. Connections made
  * through {@link #getJdbcUrl()} or {@link #dataSource()} resolve unqualified table names
  * in this schema. {@link #close()} drops it with everything in it.
+ *
+ * @since 0.1.0
  */
 public final class TestSchema implements AutoCloseable {
 

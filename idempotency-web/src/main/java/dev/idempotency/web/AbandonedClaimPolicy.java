@@ -3,6 +3,8 @@ package dev.idempotency.web;
 /**
  * What to do with a key that is still claimed but whose lease has run out, because the
  * request that claimed it crashed or is stuck.
+ *
+ * @since 0.1.0
  */
 public enum AbandonedClaimPolicy {
 

@@ -2,6 +2,8 @@ package dev.idempotency.web;
 
 /**
  * How an {@link Idempotent @Idempotent} request claims its key.
+ *
+ * @since 0.1.0
  */
 public enum ClaimMode {
 

@@ -61,6 +61,8 @@ import org.springframework.web.servlet.HandlerMapping;
  * <p>
  * The filter reads its settings once, when it checks the handlers: set them before the
  * application context starts.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyFilter extends GenericFilterBean
 		implements ApplicationContextAware, SmartInitializingSingleton {

@@ -5,6 +5,8 @@ import java.net.URI;
 /**
  * The {@code type} URIs of the RFC 9457 problem details that {@link IdempotencyFilter}
  * answers with. Each one points at its explanation in the documentation.
+ *
+ * @since 0.1.0
  */
 public final class IdempotencyProblemTypes {
 

@@ -6,6 +6,8 @@ import jakarta.servlet.http.HttpServletRequest;
  * Resolves the scope of an idempotency key. The same key in two scopes is two unrelated
  * keys, and a scope never sees another's responses: resolve to the user, the tenant or
  * the API client on whose behalf the request runs.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface IdempotencyScopeResolver {

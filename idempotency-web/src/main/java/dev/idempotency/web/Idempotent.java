@@ -21,6 +21,8 @@ import java.lang.annotation.Target;
  * types are refused at startup, and a loosely declared handler (returning {@code Object})
  * that returns an asynchronous result at run time fails, its key kept claimed until its
  * lease ends.
+ *
+ * @since 0.1.0
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -41,6 +41,8 @@ import org.springframework.util.StringUtils;
  * tables could not be created would otherwise start and fail on its first request. On
  * PostgreSQL the script runs under an advisory lock, so that instances starting at the
  * same moment do not race to create the same table.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceScriptDatabaseInitializer {
 

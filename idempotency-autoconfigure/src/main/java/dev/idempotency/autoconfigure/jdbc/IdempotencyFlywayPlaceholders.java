@@ -15,6 +15,8 @@ import org.springframework.util.Assert;
  * migrations name their tables by placeholders (see
  * {@link SchemaScripts#migrationPlaceholders}). A placeholder that the application sets
  * itself ({@code spring.flyway.placeholders.*}) is left as it is.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyFlywayPlaceholders implements FlywayConfigurationCustomizer {
 

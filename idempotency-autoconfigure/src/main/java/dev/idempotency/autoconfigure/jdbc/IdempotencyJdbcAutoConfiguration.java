@@ -34,6 +34,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Flyway migrations with their own history table when the application has Flyway, a check
  * at startup that every table has the columns its store uses, and one line in the log
  * that says which features are on.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = { DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class },
 		afterName = "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration")

@@ -12,6 +12,8 @@ import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 /**
  * Configuration properties of the JDBC stores.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.jdbc")
 public class IdempotencyJdbcProperties extends DatabaseInitializationProperties {

@@ -19,6 +19,7 @@ import org.springframework.util.Assert;
  * the database
  * @param liquibaseChangelog the class path location of its Liquibase changelog
  * @param placeholders the values of the placeholders of its migrations
+ * @since 0.1.0
  */
 public record IdempotencySchema(String module, List<ExpectedTable> tables, String flywayLocation,
 		String liquibaseChangelog, Map<String, String> placeholders) {

@@ -14,6 +14,8 @@ import org.springframework.context.annotation.Conditional;
  * migrations do not run instead (see {@link IdempotencyJdbcProperties.Flyway}). For the
  * auto-configurations of the idempotency modules, which come after Spring Boot's Flyway
  * auto-configuration.
+ *
+ * @since 0.1.0
  */
 public final class OnIdempotencySchemaScriptCondition extends AllNestedConditions {
 

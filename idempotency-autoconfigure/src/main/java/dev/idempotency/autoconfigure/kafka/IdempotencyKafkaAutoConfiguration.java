@@ -26,6 +26,8 @@ import org.springframework.kafka.annotation.KafkaListener;
  * Auto-configuration of {@link IdempotentListener @IdempotentListener}: the advisor that
  * runs annotated listeners in a database transaction with their processed-event mark, and
  * an auto-proxy creator to apply it.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = IdempotencyJdbcAutoConfiguration.class,
 		afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")

@@ -7,6 +7,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * Configuration properties of idempotent Kafka listeners.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.kafka")
 public class IdempotencyKafkaProperties {

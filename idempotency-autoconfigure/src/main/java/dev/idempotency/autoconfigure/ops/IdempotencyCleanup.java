@@ -25,6 +25,8 @@ import org.springframework.util.Assert;
  * between full batches, until a batch comes back short. Several instances may run it at
  * once: rows one deletes are skipped by the others ({@code SKIP LOCKED}). It uses no
  * scheduler of the application and does not enable scheduling in it.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyCleanup implements SmartLifecycle {
 

@@ -36,6 +36,8 @@ import org.springframework.util.Assert;
  * <li>{@code POST /actuator/idempotency/{section}/{action}}: an action, such as
  * {@code keys/release} with a JSON body {@code {"scope": "...", "key": "..."}}.</li>
  * </ul>
+ *
+ * @since 0.1.0
  */
 @Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyEndpoint {

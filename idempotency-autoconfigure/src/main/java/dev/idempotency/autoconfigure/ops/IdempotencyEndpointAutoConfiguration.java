@@ -18,6 +18,8 @@ import org.springframework.context.annotation.Bean;
  * Auto-configuration of the {@code idempotency} actuator endpoint, when it is available
  * (enabled and exposed), with its {@code keys} section and every other
  * {@link IdempotencyEndpointSection} bean.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = { IdempotencyJdbcAutoConfiguration.class, IdempotencyOperationsAutoConfiguration.class })
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })

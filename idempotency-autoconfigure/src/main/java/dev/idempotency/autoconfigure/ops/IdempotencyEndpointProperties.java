@@ -10,6 +10,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * Configuration properties of the {@code idempotency} actuator endpoint. Its exposure and
  * access are Spring Boot's {@code management.endpoints.web.exposure.*} and
  * {@code management.endpoint.idempotency.access}.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.endpoint")
 public class IdempotencyEndpointProperties {

@@ -8,6 +8,8 @@ import org.jspecify.annotations.Nullable;
  * /actuator/idempotency/{name}/{action}}. The endpoint ships the {@code keys} section
  * (look up a key, release an abandoned claim); other modules add theirs, such as dead
  * outbox rows and their re-drive.
+ *
+ * @since 0.1.0
  */
 public interface IdempotencyEndpointSection {
 

@@ -20,6 +20,8 @@ import org.springframework.util.MimeType;
  * an invalid one (a section read without its {@code key}, a malformed key) is answered
  * with an RFC 9457 problem ({@code application/problem+json}) that says which, where
  * Spring Boot would answer a bare 400.
+ *
+ * @since 0.1.0
  */
 @EndpointWebExtension(endpoint = IdempotencyEndpoint.class)
 public class IdempotencyEndpointWebExtension {

@@ -18,6 +18,8 @@ import org.springframework.context.annotation.Configuration;
  * a {@link IdempotencyHealthIndicator#WARNING} that fails no instance; and
  * {@code idempotencyCleanup} ({@code management.health.idempotency-cleanup.enabled}),
  * this instance's cleanup, DOWN while it keeps failing.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = IdempotencyOperationsAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)

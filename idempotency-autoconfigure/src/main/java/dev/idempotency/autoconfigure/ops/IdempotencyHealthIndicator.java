@@ -31,6 +31,8 @@ import org.springframework.util.Assert;
  * aggregate status, and it maps to HTTP 200; a health group can rank and map it to alert
  * on it. A table that cannot be read is reported in the details without changing the
  * status: the database's own health indicator reports an unreachable database.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyHealthIndicator extends AbstractHealthIndicator {
 

@@ -19,6 +19,8 @@ import org.springframework.context.annotation.Configuration;
  * Micrometer when a {@link MeterRegistry} exists (with observations when an
  * {@link ObservationRegistry} exists too, named by an
  * {@link IdempotencyObservationConvention} bean if there is one), otherwise a no-op.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",

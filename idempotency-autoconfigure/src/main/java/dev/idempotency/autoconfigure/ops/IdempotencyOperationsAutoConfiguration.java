@@ -34,6 +34,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@link JdbcTableMonitor} over every {@link TableProbe} and {@link BacklogProbe} bean
  * (with gauges when Micrometer is there), and the startup check of every
  * {@link RetentionRule} bean.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = { IdempotencyJdbcAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class })
 @ConditionalOnClass({ RetentionCleaner.class, JdbcTemplate.class, DataSourceTransactionManager.class })

@@ -6,6 +6,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * Configuration properties of retention cleanup, table monitoring and health.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency")
 public class IdempotencyOperationsProperties {

@@ -11,6 +11,8 @@ import org.springframework.util.Assert;
  * guarantees to mean anything, such as "the key retention is at least the payment
  * provider's key TTL" or "the lease is shorter than the retention". Declare one as a bean
  * and startup fails with every broken rule listed.
+ *
+ * @since 0.1.0
  */
 public final class RetentionRule {
 

@@ -18,6 +18,8 @@ import org.springframework.web.client.RestClient;
  * {@code idempotency.outbound.providers.*}, of the {@link IdempotencyKeyInterceptor} on
  * Spring Boot's {@code RestClient.Builder}. The key TTLs are checked against the
  * retention of our own keys by a {@code RetentionRule} of the web auto-configuration.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnClass(OutboundCalls.class)

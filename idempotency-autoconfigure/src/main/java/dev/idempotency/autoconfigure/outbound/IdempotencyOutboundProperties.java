@@ -11,6 +11,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * Configuration properties of outbound calls.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.outbound")
 public class IdempotencyOutboundProperties {

@@ -67,6 +67,8 @@ import org.springframework.util.function.SingletonSupplier;
  * <p>
  * While this instance runs a relay, appends to a destination name that none of its
  * destinations supports are refused: such a row would never be published.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
 		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",

@@ -15,6 +15,8 @@ import org.springframework.util.unit.DataSize;
  * Configuration properties of the transactional outbox. The table is created according to
  * {@code idempotency.jdbc.initialize-schema}, in {@code idempotency.jdbc.table-schema}
  * when set.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.outbox")
 public class IdempotencyOutboxProperties {

@@ -7,6 +7,8 @@ import dev.idempotency.outbox.OutboxRelayBuilder;
  * Customizes the auto-configured {@link OutboxRelay} beyond what the
  * {@code idempotency.outbox.*} properties express, for example a transaction manager of
  * its own.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface OutboxRelayCustomizer {

@@ -18,6 +18,8 @@ import org.springframework.context.annotation.Bean;
  * {@code Idempotent-Replayed} header on its successful responses. What an operation
  * declares itself is kept. Declare a bean named {@code idempotencyOperationCustomizer} to
  * replace it.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)

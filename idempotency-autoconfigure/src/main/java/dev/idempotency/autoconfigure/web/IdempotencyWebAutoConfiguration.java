@@ -37,6 +37,8 @@ import org.springframework.web.servlet.DispatcherServlet;
  * manager of its {@code DataSource}, and the {@link RetentionRule retention rules} of its
  * keys: longer than their lease, and no shorter than the key TTL of any provider in
  * {@code idempotency.outbound.providers.*}.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(
 		after = { IdempotencyJdbcAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class })

@@ -14,6 +14,8 @@ import org.springframework.web.reactive.result.method.RequestMappingInfoHandlerM
  * {@link Idempotent @Idempotent} is for Spring MVC only: in a WebFlux application, a
  * handler method annotated with it would run without the protocol, so the application
  * refuses to start instead, naming the handlers.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)

@@ -17,6 +17,8 @@ import org.springframework.util.unit.DataSize;
 /**
  * Configuration properties of {@code @Idempotent} for Spring MVC. The mode, lease,
  * retention and abandoned-claim policy can be overridden per handler on the annotation.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("idempotency.web")
 public class IdempotencyWebProperties {

@@ -35,6 +35,8 @@ import org.springframework.util.ReflectionUtils;
  * tell its {@code DataSource} (one an application wrote) is trusted with the transaction
  * manager given or named, or else with the only one that manages a {@code DataSource} at
  * all.
+ *
+ * @since 0.1.0
  */
 public final class StoreTransactionManagers {
 

@@ -22,6 +22,7 @@ import org.springframework.util.Assert;
  * configuration, never user input
  * @param maxRows the most rows that are healthy, or {@code -1} for no limit
  * @param maxAge the greatest healthy age of the oldest row, or {@code null} for no limit
+ * @since 0.1.0
  */
 public record BacklogProbe(String name, String table, String timestampColumn, String condition, long maxRows,
 		@Nullable Duration maxAge) {

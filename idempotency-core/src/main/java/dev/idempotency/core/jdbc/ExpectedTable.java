@@ -20,6 +20,7 @@ import org.springframework.util.Assert;
  *
  * @param table the table name, optionally schema-qualified, as the store names it
  * @param columns the columns the store uses
+ * @since 0.1.0
  */
 public record ExpectedTable(String table, List<String> columns) {
 

@@ -15,6 +15,8 @@ import org.springframework.util.Assert;
  * contain a line break, so that the form is unambiguous: {@link #encode} refuses headers
  * that break these rules, and {@link #decode} refuses text that is not in that form
  * rather than guess.
+ *
+ * @since 0.1.0
  */
 public final class HeaderCodec {
 

@@ -33,6 +33,8 @@ import org.springframework.util.Assert;
  * database: exactly one inserts. Take-over, completion and release are single
  * {@code UPDATE}/{@code DELETE} statements whose {@code WHERE} clause carries the guard
  * (expired lease, owner token), so they too are decided by the row lock.
+ *
+ * @since 0.1.0
  */
 public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 

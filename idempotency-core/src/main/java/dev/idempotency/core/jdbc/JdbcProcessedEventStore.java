@@ -42,6 +42,8 @@ import org.springframework.util.Assert;
  * <p>
  * A batch inserts its ids in one order whatever order they came in, so that two batches
  * that share ids never deadlock.
+ *
+ * @since 0.1.0
  */
 public class JdbcProcessedEventStore implements ProcessedEventStore {
 

@@ -28,6 +28,8 @@ import org.springframework.util.Assert;
  * over the partitions of a partitioned table, so reading them costs nothing however large
  * the table. The oldest row is {@code min()} of an indexed column. Backlogs are counted
  * exactly, up to {@value #MAX_COUNTED_ROWS} rows.
+ *
+ * @since 0.1.0
  */
 public final class JdbcTableMonitor {
 

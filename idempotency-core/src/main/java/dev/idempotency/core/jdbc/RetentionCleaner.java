@@ -14,6 +14,8 @@ import org.springframework.util.Assert;
  * Deletes old rows in bounded batches, one short transaction per batch, so that cleanup
  * of millions of rows never holds locks or a snapshot for long. Rows another instance is
  * deleting at the same moment are skipped, not waited for.
+ *
+ * @since 0.1.0
  */
 public final class RetentionCleaner {
 

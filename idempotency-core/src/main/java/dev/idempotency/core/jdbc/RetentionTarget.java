@@ -13,6 +13,7 @@ import org.springframework.util.Assert;
  * @param table the table name, optionally schema-qualified
  * @param condition the SQL condition of a deletable row, with {@code ?} parameters
  * @param parameters the parameters of the condition
+ * @since 0.1.0
  */
 public record RetentionTarget(String name, String table, String condition, Object... parameters) {
 

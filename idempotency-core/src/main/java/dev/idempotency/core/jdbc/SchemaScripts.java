@@ -28,6 +28,8 @@ import org.springframework.util.StreamUtils;
  * {@code db/idempotency/flyway/{vendor}/{module}}, and a version space of their own: they
  * are applied with a history table of their own, {@value #FLYWAY_HISTORY_TABLE}, so that
  * their versions never meet the application's.
+ *
+ * @since 0.1.0
  */
 public final class SchemaScripts {
 

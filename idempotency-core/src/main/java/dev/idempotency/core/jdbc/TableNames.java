@@ -7,6 +7,8 @@ import org.springframework.util.Assert;
 /**
  * Table names are configuration, not user input, but they end up in SQL text: accept only
  * plain identifiers, optionally schema-qualified.
+ *
+ * @since 0.1.0
  */
 public final class TableNames {
 

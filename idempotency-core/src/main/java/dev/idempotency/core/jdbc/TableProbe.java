@@ -24,6 +24,7 @@ import org.springframework.util.Assert;
  * retention (such as published outbox rows), so that the oldest of them is read through
  * the partial index that serves cleanup; {@code null} for every row. Configuration, never
  * user input
+ * @since 0.1.0
  */
 public record TableProbe(String name, String table, String timestampColumn, Duration retention,
 		@Nullable String condition) {

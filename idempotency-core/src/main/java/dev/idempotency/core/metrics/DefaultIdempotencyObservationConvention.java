@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
  * {@code idempotency.publish}), the names of the timers the library has always recorded,
  * and carries the {@code feature} as a low-cardinality key value. The meter handler adds
  * {@code error}.
+ *
+ * @since 0.1.0
  */
 public class DefaultIdempotencyObservationConvention implements IdempotencyObservationConvention {
 

@@ -9,6 +9,8 @@ import org.springframework.util.Assert;
  * The context of an idempotency observation: which {@link Operation} of which feature
  * runs. Its name starts as the operation's {@link Operation#meterName()}; an
  * {@link IdempotencyObservationConvention} may rename it.
+ *
+ * @since 0.1.0
  */
 public class IdempotencyObservationContext extends Observation.Context {
 

@@ -8,6 +8,8 @@ import io.micrometer.observation.ObservationConvention;
  * {@link IdempotencyObservationDocumentation}). Declare one as a bean, usually by
  * extending {@link DefaultIdempotencyObservationConvention}, to rename the observations
  * or change their key values.
+ *
+ * @since 0.1.0
  */
 public interface IdempotencyObservationConvention extends ObservationConvention<IdempotencyObservationContext> {
 

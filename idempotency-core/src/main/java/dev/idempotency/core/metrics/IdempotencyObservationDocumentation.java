@@ -11,6 +11,8 @@ import io.micrometer.observation.docs.ObservationDocumentation;
  * observation registry, each becomes a timer of the same name (tagged {@code feature} and
  * {@code error}) and, with tracing, a span that is a child of the current one, such as
  * the HTTP request's or the Kafka listener's.
+ *
+ * @since 0.1.0
  */
 public enum IdempotencyObservationDocumentation implements ObservationDocumentation {
 

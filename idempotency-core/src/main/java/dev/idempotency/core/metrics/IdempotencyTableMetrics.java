@@ -31,6 +31,8 @@ import org.springframework.util.Assert;
  * </ul>
  * Per backlog, tagged {@code backlog}: {@value #BACKLOG_ROWS} and
  * {@value #BACKLOG_OLDEST_AGE}.
+ *
+ * @since 0.1.0
  */
 public final class IdempotencyTableMetrics implements MeterBinder {
 

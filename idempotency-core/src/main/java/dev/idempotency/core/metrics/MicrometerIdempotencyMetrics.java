@@ -30,6 +30,8 @@ import org.springframework.util.Assert;
  * handler turns them into spans, children of the current observation, such as the HTTP
  * request's. An {@link IdempotencyObservationConvention} renames them or changes their
  * key values, the Micrometer way.
+ *
+ * @since 0.1.0
  */
 public final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 

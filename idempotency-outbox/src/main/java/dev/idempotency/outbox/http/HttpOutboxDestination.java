@@ -43,6 +43,8 @@ import org.springframework.util.Assert;
  * delivered after the next claim. The relay then also checks at startup that its lease is
  * longer than one row's calls. Without it, the destination only starts no call once the
  * delivery's time is up.
+ *
+ * @since 0.1.0
  */
 public final class HttpOutboxDestination implements OutboxDestination {
 

@@ -6,6 +6,8 @@ import dev.idempotency.outbox.OutboxMessage;
  * Sends one outbox message to an HTTP provider, with the message's idempotency key as the
  * {@code Idempotency-Key} request header, so that the provider performs the operation
  * once however often the message is sent.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface OutboxHttpSender {

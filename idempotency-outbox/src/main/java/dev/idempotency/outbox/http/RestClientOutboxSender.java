@@ -21,6 +21,8 @@ import org.springframework.web.client.RestClientResponseException;
  * 409 Conflict, 425 Too Early and 429 Too Many Requests, which a later attempt may get
  * past) is {@link #isPermanent permanent}: the same request with the same key would be
  * refused again.
+ *
+ * @since 0.1.0
  */
 public final class RestClientOutboxSender implements OutboxHttpSender {
 

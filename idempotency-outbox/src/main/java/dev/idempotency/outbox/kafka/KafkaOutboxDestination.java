@@ -78,6 +78,8 @@ import org.springframework.util.Assert;
  * record the serializer or the broker cannot take as it is. Use
  * {@link #producerConfig(Map, Duration, Duration)} for the producer, and close the
  * destination when done with it (a bean is closed by its context).
+ *
+ * @since 0.1.0
  */
 public final class KafkaOutboxDestination implements OutboxDestination, Ordered, AutoCloseable {
 
