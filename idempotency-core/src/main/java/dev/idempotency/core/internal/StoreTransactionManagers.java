@@ -28,7 +28,6 @@ import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.util.Assert;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -282,9 +281,13 @@ public final class StoreTransactionManagers {
 			}
 			if (definition instanceof AbstractBeanDefinition abstractDefinition) {
 				abstractDefinition.getQualifiers()
-					.forEach((qualifier) -> qualifiers.add("@" + ClassUtils.getShortName(qualifier.getTypeName())));
+					.forEach((qualifier) -> qualifiers.add("@" + simpleName(qualifier.getTypeName())));
 			}
 			return List.copyOf(qualifiers);
+		}
+
+		private static String simpleName(String typeName) {
+			return typeName.substring(Math.max(typeName.lastIndexOf('.'), typeName.lastIndexOf('$')) + 1);
 		}
 
 		private static List<String> qualifiers(MergedAnnotations annotations) {
