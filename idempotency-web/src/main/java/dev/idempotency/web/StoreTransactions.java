@@ -10,6 +10,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.context.ApplicationContext;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
@@ -64,7 +65,19 @@ final class StoreTransactions {
 				"@Idempotent handler " + handler
 						+ " must run in a transaction of the DataSource of the idempotency keys",
 				"the idempotency keys", "the IdempotencyFilter", FIX)
-			.find(given, name, dataSource, beans);
+			.find(given, name, dataSource, beanFactory(beans));
+	}
+
+	/**
+	 * The context's own bean factory, through which the check can tell the qualifiers of
+	 * a {@code DataSource} bean as well as its name.
+	 */
+	private static @Nullable ListableBeanFactory beanFactory(@Nullable ListableBeanFactory beans) {
+		if (beans instanceof ApplicationContext context
+				&& context.getAutowireCapableBeanFactory() instanceof ListableBeanFactory beanFactory) {
+			return beanFactory;
+		}
+		return beans;
 	}
 
 	/**

@@ -13,6 +13,7 @@ import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.Configuration;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.jdbc.DatabaseDriver;
@@ -32,6 +33,10 @@ import org.springframework.util.Assert;
  * history created are kept as they are. Migrations apply out of order, so that a module
  * added later (the outbox) gets its migrations below versions already applied, and a
  * module left out of one context (a test slice) is no failure in another.
+ * <p>
+ * On an {@link IdempotencyDataSource @IdempotencyDataSource} other than the application
+ * Flyway's, they run on that {@code DataSource} with the application's connection
+ * retries, but neither its schemas nor its init SQL: those belong to another database.
  */
 class IdempotencyFlywayMigrations implements InitializingBean {
 
@@ -39,15 +44,27 @@ class IdempotencyFlywayMigrations implements InitializingBean {
 
 	private final Flyway applicationFlyway;
 
+	private final @Nullable DataSource dataSource;
+
 	private final List<IdempotencySchema> schemas;
 
 	private final String table;
 
-	IdempotencyFlywayMigrations(Flyway applicationFlyway, List<IdempotencySchema> schemas, String table) {
+	/**
+	 * Create the migrations.
+	 * @param applicationFlyway the application's Flyway
+	 * @param dataSource the {@code DataSource} of the idempotency modules when it is
+	 * qualified, otherwise {@code null} for the application Flyway's
+	 * @param schemas the schemas of the modules in use
+	 * @param table the history table
+	 */
+	IdempotencyFlywayMigrations(Flyway applicationFlyway, @Nullable DataSource dataSource,
+			List<IdempotencySchema> schemas, String table) {
 		Assert.notNull(applicationFlyway, "applicationFlyway must not be null");
 		Assert.notNull(schemas, "schemas must not be null");
 		Assert.hasText(table, "table must not be empty");
 		this.applicationFlyway = applicationFlyway;
+		this.dataSource = dataSource;
 		this.schemas = List.copyOf(schemas);
 		this.table = table;
 	}
@@ -74,18 +91,16 @@ class IdempotencyFlywayMigrations implements InitializingBean {
 
 	Flyway flyway() {
 		Configuration application = this.applicationFlyway.getConfiguration();
-		DataSource dataSource = application.getDataSource();
+		boolean own = this.dataSource != null && this.dataSource != application.getDataSource();
+		DataSource dataSource = (own) ? this.dataSource : application.getDataSource();
 		String vendor = vendor(dataSource);
 		Map<String, String> placeholders = new LinkedHashMap<>();
 		this.schemas.forEach((schema) -> placeholders.putAll(schema.placeholders()));
 		FluentConfiguration configuration = Flyway.configure(application.getClassLoader())
 			.dataSource(dataSource)
-			.schemas(application.getSchemas())
-			.createSchemas(application.isCreateSchemas())
 			.connectRetries(application.getConnectRetries())
 			.connectRetriesInterval(application.getConnectRetriesInterval())
 			.lockRetryCount(application.getLockRetryCount())
-			.initSql(application.getInitSql())
 			.installedBy(application.getInstalledBy())
 			.locations(this.schemas.stream().map((schema) -> schema.flywayLocation(vendor)).toArray(String[]::new))
 			.table(this.table)
@@ -96,8 +111,13 @@ class IdempotencyFlywayMigrations implements InitializingBean {
 			.outOfOrder(true)
 			// Migrations of a module that another context uses, and this one does not.
 			.ignoreMigrationPatterns("*:missing");
-		if (application.getDefaultSchema() != null) {
-			configuration.defaultSchema(application.getDefaultSchema());
+		if (!own) {
+			configuration.schemas(application.getSchemas())
+				.createSchemas(application.isCreateSchemas())
+				.initSql(application.getInitSql());
+			if (application.getDefaultSchema() != null) {
+				configuration.defaultSchema(application.getDefaultSchema());
+			}
 		}
 		return configuration.load();
 	}

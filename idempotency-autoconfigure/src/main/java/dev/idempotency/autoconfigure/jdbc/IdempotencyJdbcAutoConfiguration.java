@@ -30,10 +30,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Auto-configuration of the idempotency key store, the processed-event store and their
- * schema, on the application's {@link DataSource}: the schema script, or the library's
- * Flyway migrations with their own history table when the application has Flyway, a check
- * at startup that every table has the columns its store uses, and one line in the log
- * that says which features are on.
+ * schema, on the {@link IdempotencyDataSource @IdempotencyDataSource} or else the
+ * application's {@link DataSource}: the schema script, or the library's Flyway migrations
+ * with their own history table when the application has Flyway, a check at startup that
+ * every table has the columns its store uses, and one line in the log that says which
+ * features are on.
  *
  * @since 0.1.0
  */
@@ -52,15 +53,19 @@ public final class IdempotencyJdbcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyKeyStore.class)
-	JdbcIdempotencyKeyStore idempotencyKeyStore(DataSource dataSource, IdempotencyJdbcProperties properties) {
-		return new JdbcIdempotencyKeyStore(new JdbcTemplate(dataSource),
+	JdbcIdempotencyKeyStore idempotencyKeyStore(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
+		return new JdbcIdempotencyKeyStore(
+				new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
 				properties.qualify(properties.getIdempotencyKeyTable()));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean(ProcessedEventStore.class)
-	JdbcProcessedEventStore processedEventStore(DataSource dataSource, IdempotencyJdbcProperties properties) {
-		return new JdbcProcessedEventStore(new JdbcTemplate(dataSource),
+	JdbcProcessedEventStore processedEventStore(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
+		return new JdbcProcessedEventStore(
+				new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
 				properties.qualify(properties.getProcessedEventTable()));
 	}
 
@@ -77,21 +82,24 @@ public final class IdempotencyJdbcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyDataSourceScriptDatabaseInitializer")
 	@Conditional(OnIdempotencySchemaScriptCondition.class)
-	IdempotencyDataSourceScriptDatabaseInitializer idempotencyDataSourceScriptDatabaseInitializer(DataSource dataSource,
-			IdempotencyJdbcProperties properties) {
-		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, properties, properties.getSchema(),
+	IdempotencyDataSourceScriptDatabaseInitializer idempotencyDataSourceScriptDatabaseInitializer(
+			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
+		return new IdempotencyDataSourceScriptDatabaseInitializer(
+				idempotencyDataSource.getIfAvailable(dataSource::getObject), properties, properties.getSchema(),
 				SchemaScripts.coreTables(properties.qualify(properties.getIdempotencyKeyTable()),
 						properties.qualify(properties.getProcessedEventTable())));
 	}
 
 	@Bean
 	@ConditionalOnBooleanProperty(name = "idempotency.jdbc.verify-schema", matchIfMissing = true)
-	IdempotencySchemaVerifier idempotencySchemaVerifier(DataSource dataSource,
-			ObjectProvider<IdempotencySchema> schemas, IdempotencyJdbcProperties properties,
-			ListableBeanFactory beanFactory) {
+	IdempotencySchemaVerifier idempotencySchemaVerifier(
+			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, ObjectProvider<IdempotencySchema> schemas,
+			IdempotencyJdbcProperties properties, ListableBeanFactory beanFactory) {
 		boolean migrated = beanFactory.containsBean(FLYWAY_MIGRATIONS_BEAN);
-		return new IdempotencySchemaVerifier(dataSource, schemas.orderedStream().toList(), properties,
-				migrated ? properties.getFlyway().getTable() : null);
+		return new IdempotencySchemaVerifier(idempotencyDataSource.getIfAvailable(dataSource::getObject),
+				schemas.orderedStream().toList(), properties, migrated ? properties.getFlyway().getTable() : null);
 	}
 
 	@Bean
@@ -119,9 +127,11 @@ public final class IdempotencyJdbcAutoConfiguration {
 		@ConditionalOnSingleCandidate(Flyway.class)
 		@ConditionalOnBooleanProperty(name = "idempotency.jdbc.flyway.enabled", matchIfMissing = true)
 		IdempotencyFlywayMigrations idempotencyFlywayMigrations(Flyway flyway,
+				@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 				ObjectProvider<IdempotencySchema> schemas, IdempotencyJdbcProperties properties) {
-			return new IdempotencyFlywayMigrations(flyway, schemas.orderedStream().toList(),
-					properties.getFlyway().getTable());
+			// Without the qualifier the migrations go where the application's own do.
+			return new IdempotencyFlywayMigrations(flyway, idempotencyDataSource.getIfAvailable(),
+					schemas.orderedStream().toList(), properties.getFlyway().getTable());
 		}
 
 	}

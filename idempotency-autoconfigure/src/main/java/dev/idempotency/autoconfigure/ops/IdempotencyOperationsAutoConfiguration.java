@@ -2,6 +2,7 @@ package dev.idempotency.autoconfigure.ops;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSource;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
 import dev.idempotency.core.IdempotencyMetrics;
@@ -33,7 +34,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@link IdempotencyCleanup} over every {@link RetentionTarget} bean, a
  * {@link JdbcTableMonitor} over every {@link TableProbe} and {@link BacklogProbe} bean
  * (with gauges when Micrometer is there), and the startup check of every
- * {@link RetentionRule} bean.
+ * {@link RetentionRule} bean. They work on the
+ * {@link IdempotencyDataSource @IdempotencyDataSource} or else the application's
+ * {@code DataSource}.
  *
  * @since 0.1.0
  */
@@ -71,9 +74,12 @@ public final class IdempotencyOperationsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RetentionCleaner idempotencyRetentionCleaner(DataSource dataSource) {
-		return new RetentionCleaner(new JdbcTemplate(dataSource),
-				new TransactionTemplate(new DataSourceTransactionManager(dataSource)));
+	RetentionCleaner idempotencyRetentionCleaner(
+			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource) {
+		DataSource tables = idempotencyDataSource.getIfAvailable(dataSource::getObject);
+		return new RetentionCleaner(new JdbcTemplate(tables),
+				new TransactionTemplate(new DataSourceTransactionManager(tables)));
 	}
 
 	@Bean
@@ -89,10 +95,12 @@ public final class IdempotencyOperationsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	JdbcTableMonitor idempotencyTableMonitor(DataSource dataSource, ObjectProvider<TableProbe> tables,
+	JdbcTableMonitor idempotencyTableMonitor(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, ObjectProvider<TableProbe> tables,
 			ObjectProvider<BacklogProbe> backlogs, IdempotencyOperationsProperties properties) {
-		return new JdbcTableMonitor(new JdbcTemplate(dataSource), tables.orderedStream().toList(),
-				backlogs.orderedStream().toList(), properties.getMonitor().getRefreshInterval());
+		return new JdbcTableMonitor(new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
+				tables.orderedStream().toList(), backlogs.orderedStream().toList(),
+				properties.getMonitor().getRefreshInterval());
 	}
 
 	@Bean

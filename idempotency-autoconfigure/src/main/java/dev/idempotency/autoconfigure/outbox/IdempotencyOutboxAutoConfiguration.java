@@ -6,6 +6,7 @@ import java.util.Map;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSource;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSourceScriptDatabaseInitializer;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyFlywayPlaceholders;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
@@ -58,12 +59,13 @@ import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Auto-configuration of the transactional outbox on the application's {@link DataSource}:
- * the {@link Outbox}, its table, a relay that delivers to the {@link OutboxDestination}
- * beans (Kafka when the application has a producer factory), the retention of published
- * rows, the probes through which metrics and health watch the table, its backlog and its
- * dead rows, the relay's health, and the {@code outbox} section of the
- * {@code idempotency} endpoint.
+ * Auto-configuration of the transactional outbox on the
+ * {@link IdempotencyDataSource @IdempotencyDataSource} or else the application's
+ * {@link DataSource}: the {@link Outbox}, its table, a relay that delivers to the
+ * {@link OutboxDestination} beans (Kafka when the application has a producer factory),
+ * the retention of published rows, the probes through which metrics and health watch the
+ * table, its backlog and its dead rows, the relay's health, and the {@code outbox}
+ * section of the {@code idempotency} endpoint.
  * <p>
  * While this instance runs a relay, appends to a destination name that none of its
  * destinations supports are refused: such a row would never be published.
@@ -89,11 +91,12 @@ public final class IdempotencyOutboxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(Outbox.class)
-	JdbcOutbox outbox(DataSource dataSource, ObjectProvider<JsonMapper> jsonMapper,
+	JdbcOutbox outbox(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, ObjectProvider<JsonMapper> jsonMapper,
 			IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties,
 			ObjectProvider<OutboxRelay> relay) {
-		JdbcOutbox outbox = new JdbcOutbox(dataSource, jsonMapper.getIfAvailable(JsonMapper::new),
-				jdbcProperties.qualify(properties.getTable()));
+		JdbcOutbox outbox = new JdbcOutbox(idempotencyDataSource.getIfAvailable(dataSource::getObject),
+				jsonMapper.getIfAvailable(JsonMapper::new), jdbcProperties.qualify(properties.getTable()));
 		outbox.setMaxPayloadSize((int) Math.min(properties.getMaxPayloadSize().toBytes(), Integer.MAX_VALUE));
 		outbox.setMaxKeyLocks(properties.getMaxKeyLocks());
 		if (properties.getRelay().isEnabled()) {
@@ -134,8 +137,11 @@ public final class IdempotencyOutboxAutoConfiguration {
 	@ConditionalOnMissingBean(name = "idempotencyOutboxDataSourceScriptDatabaseInitializer")
 	@Conditional(OnIdempotencySchemaScriptCondition.class)
 	IdempotencyDataSourceScriptDatabaseInitializer idempotencyOutboxDataSourceScriptDatabaseInitializer(
-			DataSource dataSource, IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
-		return new IdempotencyDataSourceScriptDatabaseInitializer(dataSource, jdbcProperties, properties.getSchema(),
+			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		return new IdempotencyDataSourceScriptDatabaseInitializer(
+				idempotencyDataSource.getIfAvailable(dataSource::getObject), jdbcProperties, properties.getSchema(),
 				OutboxSchema.tables(jdbcProperties.qualify(properties.getTable())));
 	}
 
@@ -227,12 +233,14 @@ public final class IdempotencyOutboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		OutboxRelay outboxRelay(DataSource dataSource, IdempotencyOutboxProperties properties,
+		OutboxRelay outboxRelay(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+				ObjectProvider<DataSource> dataSource, IdempotencyOutboxProperties properties,
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
 				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
 				ObjectProvider<IdempotencyMetrics> metrics, Environment environment) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
-			OutboxRelayBuilder builder = OutboxRelay.builder(dataSource)
+			OutboxRelayBuilder builder = OutboxRelay
+				.builder(idempotencyDataSource.getIfAvailable(dataSource::getObject))
 				.table(jdbcProperties.qualify(properties.getTable()))
 				.mode(relay.getMode())
 				.batchSize(relay.getBatchSize())
@@ -299,9 +307,12 @@ public final class IdempotencyOutboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(name = "outboxEndpointSection")
-		IdempotencyEndpointSection outboxEndpointSection(DataSource dataSource, IdempotencyOutboxProperties properties,
+		IdempotencyEndpointSection outboxEndpointSection(
+				@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+				ObjectProvider<DataSource> dataSource, IdempotencyOutboxProperties properties,
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxRelay> relay) {
-			OutboxDeadRows deadRows = new OutboxDeadRows(new JdbcTemplate(dataSource),
+			OutboxDeadRows deadRows = new OutboxDeadRows(
+					new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
 					jdbcProperties.qualify(properties.getTable()));
 			return new OutboxEndpointSection(deadRows, () -> relay.ifAvailable(OutboxRelay::wakeUp));
 		}

@@ -5,6 +5,7 @@ import java.util.Map;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSource;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.autoconfigure.ops.RetentionRule;
 import dev.idempotency.autoconfigure.outbound.IdempotencyOutboundProperties;
@@ -57,13 +58,15 @@ public final class IdempotencyWebAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store, ObjectProvider<DataSource> dataSource,
-			IdempotencyScopeResolver scopeResolver, IdempotencyWebProperties properties,
-			ObjectProvider<IdempotencyMetrics> metrics, ObjectProvider<IdempotencyFilterCustomizer> customizers) {
+	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store,
+			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyScopeResolver scopeResolver,
+			IdempotencyWebProperties properties, ObjectProvider<IdempotencyMetrics> metrics,
+			ObjectProvider<IdempotencyFilterCustomizer> customizers) {
 		// The filter finds the DataSource of a JDBC store, and the transaction manager of
 		// that DataSource among those of the context.
-		IdempotencyFilter filter = new IdempotencyFilter(store, null,
-				(store instanceof JdbcIdempotencyKeyStore) ? null : dataSource.getIfUnique());
+		IdempotencyFilter filter = new IdempotencyFilter(store, null, (store instanceof JdbcIdempotencyKeyStore) ? null
+				: idempotencyDataSource.getIfAvailable(dataSource::getIfUnique));
 		filter.setTransactionManagerName(properties.getTransactionManager());
 		filter.setScopeResolver(scopeResolver);
 		filter.setMetrics(metrics.getIfAvailable(IdempotencyMetrics::noop));

@@ -2,8 +2,10 @@ package dev.idempotency.core.internal;
 
 import java.lang.reflect.Method;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
@@ -14,6 +16,14 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.AbstractBeanDefinition;
+import org.springframework.beans.factory.support.RootBeanDefinition;
+import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
@@ -35,6 +45,9 @@ import org.springframework.util.ReflectionUtils;
  * tell its {@code DataSource} (one an application wrote) is trusted with the transaction
  * manager given or named, or else with the only one that manages a {@code DataSource} at
  * all.
+ * <p>
+ * In a context with several {@code DataSource} beans, the refusals name the store's, with
+ * its qualifiers, and the one each transaction manager found manages.
  *
  * @since 0.1.0
  */
@@ -84,6 +97,7 @@ public final class StoreTransactionManagers {
 	public PlatformTransactionManager find(@Nullable PlatformTransactionManager given, @Nullable String name,
 			@Nullable DataSource dataSource, @Nullable ListableBeanFactory beans) {
 		DataSource target = (dataSource != null) ? unwrap(dataSource) : null;
+		DataSources dataSources = new DataSources(beans);
 		if (given != null || name != null) {
 			PlatformTransactionManager chosen = (name == null || given != null) ? given : named(name, beans);
 			Assert.state(chosen != null, "No transaction manager");
@@ -91,8 +105,10 @@ public final class StoreTransactionManagers {
 				String which = (name == null || given != null) ? "The transaction manager given to " + this.givenTo
 						+ " (" + chosen.getClass().getSimpleName() + ")"
 						: "Transaction manager " + describe(name, chosen);
-				throw refusal(this.needs + ". " + which + " does not manage the DataSource of " + this.store + ".",
-						null);
+				throw refusal(
+						this.needs + dataSources.describe(target) + ". " + which + " does not manage the DataSource of "
+								+ this.store + dataSources.describeManaged(chosen) + ".",
+						null, dataSources.qualifiers(target));
 			}
 			return chosen;
 		}
@@ -109,16 +125,18 @@ public final class StoreTransactionManagers {
 			return all.get(candidates.get(0));
 		}
 		if (candidates.isEmpty()) {
-			throw refusal(this.needs + ", and no transaction manager manages it"
-					+ (all.isEmpty() ? "" : " (found: " + describe(all, all.keySet()) + ")") + ".", null);
+			throw refusal(
+					this.needs + dataSources.describe(target) + ", and no transaction manager manages it"
+							+ (all.isEmpty() ? "" : " (found: " + describe(all, all.keySet(), dataSources) + ")") + ".",
+					null, (target != null) ? dataSources.qualifiers(target) : List.of());
 		}
 		Assert.state(beans != null, "No bean factory");
 		PlatformTransactionManager primary = beans.getBeanProvider(PlatformTransactionManager.class).getIfUnique();
 		if (primary != null && candidates.stream().anyMatch((candidate) -> all.get(candidate) == primary)) {
 			return primary;
 		}
-		throw refusal(this.needs + ", and several transaction managers manage it (" + describe(all, candidates)
-				+ "), none of them primary.", null);
+		throw refusal(this.needs + dataSources.describe(target) + ", and several transaction managers manage it ("
+				+ describe(all, candidates, dataSources) + "), none of them primary.", null, List.of());
 	}
 
 	/**
@@ -166,20 +184,124 @@ public final class StoreTransactionManagers {
 			return beans.getBean(name, PlatformTransactionManager.class);
 		}
 		catch (NoSuchBeanDefinitionException | IllegalStateException ex) {
-			throw refusal(this.needs + ", and there is no transaction manager named '" + name + "'.", ex);
+			throw refusal(this.needs + ", and there is no transaction manager named '" + name + "'.", ex, List.of());
 		}
 	}
 
-	private IdempotencyConfigurationException refusal(String description, @Nullable Throwable cause) {
-		return new IdempotencyConfigurationException(description, this.fix, cause);
+	/**
+	 * A refusal; when the store's {@code DataSource} was chosen by a qualifier (Spring
+	 * Boot's {@code @IdempotencyDataSource}), a transaction manager of the primary one is
+	 * a likely mistake, so the action says which one it has to be.
+	 */
+	private IdempotencyConfigurationException refusal(String description, @Nullable Throwable cause,
+			List<String> qualifiers) {
+		String action = this.fix;
+		if (!qualifiers.isEmpty()) {
+			action += " The DataSource is the one qualified with " + String.join(", ", qualifiers)
+					+ ": the transaction manager must be one built on that DataSource (for example a"
+					+ " JdbcTransactionManager bean given that DataSource), not on another one such as the primary.";
+		}
+		return new IdempotencyConfigurationException(description, action, cause);
 	}
 
-	private static String describe(Map<String, PlatformTransactionManager> all, Collection<String> names) {
-		return names.stream().map((name) -> describe(name, all.get(name))).collect(Collectors.joining(", "));
+	private static String describe(Map<String, PlatformTransactionManager> all, Collection<String> names,
+			DataSources dataSources) {
+		return names.stream()
+			.map((name) -> describe(name, all.get(name)) + dataSources.describeManaged(all.get(name)))
+			.collect(Collectors.joining(", "));
 	}
 
 	private static String describe(String name, PlatformTransactionManager transactionManager) {
 		return name + " (" + transactionManager.getClass().getSimpleName() + ")";
+	}
+
+	/**
+	 * The {@code DataSource} beans of the context, to say which one a store uses and
+	 * which one a transaction manager manages: with a single one, nothing worth saying.
+	 */
+	private static final class DataSources {
+
+		private final @Nullable ListableBeanFactory beans;
+
+		private final Map<String, DataSource> all;
+
+		DataSources(@Nullable ListableBeanFactory beans) {
+			this.beans = beans;
+			this.all = (beans != null)
+					? BeanFactoryUtils.beansOfTypeIncludingAncestors(beans, DataSource.class, true, false) : Map.of();
+		}
+
+		String describe(@Nullable DataSource dataSource) {
+			String name = name(dataSource);
+			if (name == null) {
+				return "";
+			}
+			List<String> qualifiers = qualifiers(name);
+			return " ('" + name + "'" + (qualifiers.isEmpty() ? "" : ", " + String.join(", ", qualifiers)) + ")";
+		}
+
+		String describeManaged(@Nullable PlatformTransactionManager transactionManager) {
+			String name = (transactionManager != null) ? name(managedDataSource(transactionManager)) : null;
+			return (name != null) ? " of DataSource '" + name + "'" : "";
+		}
+
+		List<String> qualifiers(DataSource dataSource) {
+			String name = name(dataSource);
+			return (name != null) ? qualifiers(name) : List.of();
+		}
+
+		private @Nullable String name(@Nullable DataSource dataSource) {
+			if (dataSource == null || this.all.size() < 2) {
+				return null;
+			}
+			DataSource target = unwrap(dataSource);
+			return this.all.entrySet()
+				.stream()
+				.filter((entry) -> unwrap(entry.getValue()) == target)
+				.map(Map.Entry::getKey)
+				.findFirst()
+				.orElse(null);
+		}
+
+		/**
+		 * The qualifier annotations of a bean: on its {@code @Bean} method, on its class,
+		 * or registered with its definition.
+		 */
+		private List<String> qualifiers(String name) {
+			if (!(this.beans instanceof ConfigurableListableBeanFactory factory)
+					|| !factory.containsBeanDefinition(name)) {
+				return List.of();
+			}
+			Set<String> qualifiers = new LinkedHashSet<>();
+			BeanDefinition definition = factory.getMergedBeanDefinition(name);
+			if (definition instanceof RootBeanDefinition root && root.getResolvedFactoryMethod() != null) {
+				qualifiers.addAll(qualifiers(MergedAnnotations.from(root.getResolvedFactoryMethod())));
+			}
+			Class<?> type = factory.getType(name);
+			if (type != null) {
+				qualifiers.addAll(qualifiers(MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY)));
+			}
+			if (definition instanceof AbstractBeanDefinition abstractDefinition) {
+				abstractDefinition.getQualifiers()
+					.forEach((qualifier) -> qualifiers.add("@" + simpleName(qualifier.getTypeName())));
+			}
+			return List.copyOf(qualifiers);
+		}
+
+		private static String simpleName(String typeName) {
+			return typeName.substring(Math.max(typeName.lastIndexOf('.'), typeName.lastIndexOf('$')) + 1);
+		}
+
+		private static List<String> qualifiers(MergedAnnotations annotations) {
+			return annotations.stream(Qualifier.class).map((qualifier) -> {
+				MergedAnnotation<?> root = qualifier.getRoot();
+				if (root.getType() == Qualifier.class) {
+					return "@Qualifier(\"" + qualifier.getString("value") + "\")";
+				}
+				return "@" + root.getType().getSimpleName();
+			}).toList();
+		}
+
 	}
 
 }

@@ -1,9 +1,16 @@
 package dev.idempotency.core.internal;
 
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
 import javax.sql.DataSource;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.support.AutowireCandidateQualifier;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -135,6 +142,32 @@ class StoreTransactionManagersTests {
 		assertThat(this.check.find(null, null, null, beans)).isSameAs(beans.getBean("storeTransactionManager"));
 		assertThat(this.check.find(null, "kafkaTransactionManager", null, beans))
 			.isSameAs(beans.getBean("kafkaTransactionManager"));
+	}
+
+	@Test
+	void withSeveralDataSourceBeansARefusalNamesTheStoresWithItsQualifierAndWhatEachCandidateManages() {
+		DefaultListableBeanFactory beans = beans();
+		RootBeanDefinition qualified = new RootBeanDefinition(DataSource.class, () -> this.store);
+		qualified.addQualifier(new AutowireCandidateQualifier(StoreQualifier.class));
+		beans.registerBeanDefinition("storeDataSource", qualified);
+		beans.registerSingleton("dataSource", this.other);
+		beans.registerSingleton("transactionManager", new DataSourceTransactionManager(this.other));
+		assertThatIllegalStateException().isThrownBy(() -> this.check.find(null, null, this.store, beans))
+			.withMessage("Listener L must run in a transaction of the DataSource of the events ('storeDataSource', "
+					+ "@StoreQualifier), and no transaction manager manages it (found: transactionManager "
+					+ "(DataSourceTransactionManager) of DataSource 'dataSource'). Name one. The DataSource is the "
+					+ "one qualified with @StoreQualifier: the transaction manager must be one built on that "
+					+ "DataSource (for example a JdbcTransactionManager bean given that DataSource), not on another "
+					+ "one such as the primary.");
+		beans.registerSingleton("storeTransactionManager", new DataSourceTransactionManager(this.store));
+		assertThat(this.check.find(null, null, this.store, beans)).isSameAs(beans.getBean("storeTransactionManager"));
+	}
+
+	@Target({ ElementType.METHOD, ElementType.TYPE })
+	@Retention(RetentionPolicy.RUNTIME)
+	@Qualifier
+	@interface StoreQualifier {
+
 	}
 
 	private static DefaultListableBeanFactory beans() {
