@@ -101,6 +101,12 @@ public class IdempotencyFilter extends GenericFilterBean
 	 */
 	public static final Duration DEFAULT_LOCK_ATTEMPT_TIMEOUT = Duration.ofMillis(200);
 
+	/**
+	 * The default longest wait that a {@code Retry-After} header of a 409 for a running
+	 * request asks for.
+	 */
+	public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(5);
+
 	/** The default largest number of releases that wait for the database at once. */
 	public static final int DEFAULT_MAX_PENDING_RELEASES = 10_000;
 
@@ -160,6 +166,8 @@ public class IdempotencyFilter extends GenericFilterBean
 	private Duration lockAttemptTimeout = DEFAULT_LOCK_ATTEMPT_TIMEOUT;
 
 	private int maxPendingReleases = DEFAULT_MAX_PENDING_RELEASES;
+
+	private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
 
 	private boolean validateExistingTransactions = true;
 
@@ -279,6 +287,20 @@ public class IdempotencyFilter extends GenericFilterBean
 		Assert.isTrue(lockAttemptTimeout != null && lockAttemptTimeout.toMillis() > 0,
 				"lockAttemptTimeout must be positive");
 		this.lockAttemptTimeout = lockAttemptTimeout;
+	}
+
+	/**
+	 * Set the longest wait that the {@code Retry-After} header of a 409 for a running
+	 * request asks for. The header says the rest of the running request's lease, or this
+	 * cap when it is shorter, in whole seconds (the lease's rounded up, the cap's rounded
+	 * down): a lease is sized for the slowest run and for a crash, so that the rest of it
+	 * is far longer than the usual run.
+	 * @param maxRetryAfter the cap, at least one second
+	 */
+	public void setMaxRetryAfter(Duration maxRetryAfter) {
+		Assert.isTrue(maxRetryAfter != null && maxRetryAfter.compareTo(Duration.ofSeconds(1)) >= 0,
+				"maxRetryAfter must be at least one second");
+		this.maxRetryAfter = maxRetryAfter;
 	}
 
 	/**
@@ -475,14 +497,13 @@ public class IdempotencyFilter extends GenericFilterBean
 					endpointSettings(endpoint, handlerTransactions.definition(endpoint, transactionManager)));
 		}
 		validateExistingTransactions(transactionManager);
+		logSharedAnonymousScope(endpoints);
 		StoreTransactions transactions = new StoreTransactions(transactionManager, keys);
-		return new Prepared(endpoints,
-				new IdempotentExecution.Settings(this.store, transactions,
-						new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(),
-						this.metrics, new ProtocolResponses(this.metrics, Problems.of(this.applicationContext)),
-						this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
-						this.replayedHeaders, this.releasedClientErrors),
-				Map.copyOf(settings));
+		return new Prepared(endpoints, new IdempotentExecution.Settings(this.store, transactions,
+				new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(), this.metrics,
+				new ProtocolResponses(this.metrics, Problems.of(this.applicationContext), this.maxRetryAfter),
+				this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
+				this.replayedHeaders, this.releasedClientErrors), Map.copyOf(settings));
 	}
 
 	private EndpointSettings endpointSettings(IdempotentEndpoint endpoint, TransactionDefinition transaction) {
@@ -495,6 +516,22 @@ public class IdempotencyFilter extends GenericFilterBean
 		return new EndpointSettings(endpoint, (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode, lease,
 				retention, (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy,
 				transaction);
+	}
+
+	/**
+	 * The default resolver gives every request without a principal the global scope: two
+	 * anonymous clients that happen to send the same key share one operation, and the
+	 * second gets the first's response. That is right for a key meant as one operation
+	 * whoever sends it, and a leak otherwise, so it is said once, where the handlers are
+	 * known.
+	 */
+	private void logSharedAnonymousScope(IdempotentEndpoints endpoints) {
+		if (this.scopeResolver == PrincipalScopeResolver.INSTANCE && logger.isInfoEnabled()) {
+			logger.info(endpoints.all().size() + " @Idempotent handler(s) scope their keys by the authenticated"
+					+ " principal only: requests without one (anonymous clients) share one key space, and a client"
+					+ " that sends another's key gets that client's response. Declare an IdempotencyScopeResolver"
+					+ " bean that tells clients apart (an API client id, a tenant) if anonymous clients call them.");
+		}
 	}
 
 	/**
