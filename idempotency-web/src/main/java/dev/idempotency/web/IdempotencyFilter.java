@@ -14,6 +14,7 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.FingerprintLimitExceededException;
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.IdempotencyMetrics;
@@ -483,9 +484,10 @@ public class IdempotencyFilter extends GenericFilterBean
 		DataSource keys = (this.dataSource != null) ? this.dataSource
 				: (this.store instanceof JdbcIdempotencyKeyStore jdbcStore) ? jdbcStore.getDataSource() : null;
 		if (keys == null) {
-			throw new IllegalStateException("@Idempotent handler " + first.name()
+			throw new IdempotencyConfigurationException("@Idempotent handler " + first.name()
 					+ " must run in a transaction of the DataSource of the idempotency keys, and the filter cannot"
-					+ " tell which DataSource that is: give it to the IdempotencyFilter.");
+					+ " tell which DataSource that is: the key store is no JdbcIdempotencyKeyStore.",
+					"Give the DataSource of the key store to the IdempotencyFilter.");
 		}
 		PlatformTransactionManager transactionManager = StoreTransactions.find(this.transactionManager,
 				this.transactionManagerName, keys, this.applicationContext, first.name());
@@ -510,8 +512,12 @@ public class IdempotencyFilter extends GenericFilterBean
 		Duration lease = (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
 		Duration retention = (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
 		if (retention.compareTo(lease) <= 0) {
-			throw new IllegalStateException("@Idempotent handler " + endpoint.name() + " has a retention (" + retention
-					+ ") that is not longer than its lease (" + lease + "); make the retention longer.");
+			throw new IdempotencyConfigurationException(
+					"@Idempotent handler " + endpoint.name() + " has a retention (" + retention
+							+ ") that is not longer than its lease (" + lease + "); its key could be deleted"
+							+ " while its claim is live.",
+					"Make the retention longer, with @Idempotent(retention = \"...\") or idempotency.web.retention,"
+							+ " or the lease shorter.");
 		}
 		return new EndpointSettings(endpoint, (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode, lease,
 				retention, (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy,

@@ -320,7 +320,7 @@ class IdempotencyWebAutoConfigurationTests {
 			.run((context) -> assertThat(context).getFailure()
 				.hasMessageContaining("CallableController#create")
 				.hasMessageContaining("asynchronous or streaming type")
-				.hasMessageContaining("return the result synchronously"));
+				.hasMessageContaining("Return the result synchronously"));
 	}
 
 	@Test
