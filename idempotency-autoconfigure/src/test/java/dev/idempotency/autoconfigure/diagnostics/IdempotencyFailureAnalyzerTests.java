@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.test.TestDatabase;
@@ -30,7 +32,12 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Primary;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -122,6 +129,9 @@ class IdempotencyFailureAnalyzerTests {
 						"is read-only (@Transactional(readOnly = true))", "Remove readOnly"),
 				refusal("an @Idempotent handler in a transaction of its own", RequiresNewController.class, List.of(),
 						"is @Transactional(propagation = REQUIRES_NEW)", "Use the default propagation (REQUIRED)."),
+				refusal("an @Idempotent handler on another transaction manager", OtherTransactionManager.class,
+						List.of(), "is @Transactional(\"other\"), a transaction manager other than the one of the",
+						"Let it use the transaction manager of the keys"),
 				refusal("an @Idempotent lease that is no duration", InvalidLeaseController.class, List.of(),
 						"Invalid @Idempotent on", "Write it as a positive duration"),
 				refusal("two claim modes on one @Idempotent", TwoModesController.class, List.of(),
@@ -217,6 +227,35 @@ class IdempotencyFailureAnalyzerTests {
 		@Transactional(propagation = Propagation.REQUIRES_NEW)
 		String apart() {
 			return "apart";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@Import(OtherTransactionManagerController.class)
+	static class OtherTransactionManager {
+
+		@Bean
+		@Primary
+		DataSourceTransactionManager transactionManager(DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+		@Bean
+		DataSourceTransactionManager other(DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+	}
+
+	@RestController
+	static class OtherTransactionManagerController {
+
+		@PostMapping("/elsewhere")
+		@Idempotent
+		@Transactional("other")
+		String elsewhere() {
+			return "elsewhere";
 		}
 
 	}
