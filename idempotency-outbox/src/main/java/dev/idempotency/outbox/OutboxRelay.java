@@ -8,6 +8,7 @@ import java.util.UUID;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.internal.StoreTransactionManagers;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -164,10 +165,12 @@ public final class OutboxRelay
 		for (OutboxDestination destination : destinations) {
 			Duration sendTimeout = destination.sendTimeout();
 			if (sendTimeout != null && lease.compareTo(sendTimeout) <= 0) {
-				throw new IllegalStateException("The outbox relay's lease (" + lease
-						+ ") must be longer than the longest send of " + destination + " (" + sendTimeout
-						+ "): a send could outlive the claim, and another relay send the same rows at the same"
-						+ " time. Lengthen the lease or shorten the destination's timeouts.");
+				throw new IdempotencyConfigurationException(
+						"The outbox relay's lease (" + lease + ") must be longer than the longest send of "
+								+ destination + " (" + sendTimeout
+								+ "): a send could outlive the claim, and another relay send the same rows at the same"
+								+ " time.",
+						"Lengthen the lease (idempotency.outbox.relay.lease) or shorten the destination's timeouts.");
 			}
 		}
 	}

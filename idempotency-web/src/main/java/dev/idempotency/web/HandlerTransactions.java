@@ -2,6 +2,7 @@ package dev.idempotency.web;
 
 import java.util.Arrays;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -57,17 +58,20 @@ final class HandlerTransactions {
 		}
 		String handler = "@Idempotent handler " + endpoint.name();
 		if (declared.isReadOnly()) {
-			throw new IllegalStateException(handler + " is read-only (@Transactional(readOnly = true)), but the"
-					+ " library stores its key in that transaction, with the response. Remove readOnly, or remove"
-					+ " @Idempotent from a handler that changes nothing.");
+			throw new IdempotencyConfigurationException(
+					handler + " is read-only (@Transactional(readOnly = true)),"
+							+ " but the library stores its key in that transaction, with the response.",
+					"Remove readOnly, or remove @Idempotent from a handler that changes nothing.");
 		}
 		int propagation = declared.getPropagationBehavior();
 		if (propagation == TransactionDefinition.PROPAGATION_REQUIRES_NEW
 				|| propagation == TransactionDefinition.PROPAGATION_NOT_SUPPORTED
 				|| propagation == TransactionDefinition.PROPAGATION_NEVER) {
-			throw new IllegalStateException(handler + " is @Transactional(propagation = " + name(propagation)
-					+ "): it would not run in the transaction that the library begins for it, so its writes"
-					+ " would commit apart from its key. Use the default propagation (REQUIRED).");
+			throw new IdempotencyConfigurationException(
+					handler + " is @Transactional(propagation = " + name(propagation)
+							+ "): it would not run in the transaction that the library begins for it,"
+							+ " so its writes would commit apart from its key.",
+					"Use the default propagation (REQUIRED).");
 		}
 		checkTransactionManager(handler, declared.getQualifier(), transactionManager);
 		definition.setIsolationLevel(declared.getIsolationLevel());
@@ -89,10 +93,10 @@ final class HandlerTransactions {
 			return;
 		}
 		if (named != transactionManager) {
-			throw new IllegalStateException(handler + " is @Transactional(\"" + qualifier + "\"), a transaction"
-					+ " manager other than the one of the idempotency keys' DataSource, so its writes would commit"
-					+ " apart from its key. Let it use the transaction manager of the keys (see"
-					+ " idempotency.web.transaction-manager).");
+			throw new IdempotencyConfigurationException(handler + " is @Transactional(\"" + qualifier
+					+ "\"), a transaction manager other than the one of the idempotency keys' DataSource, so its"
+					+ " writes would commit apart from its key.",
+					"Let it use the transaction manager of the keys (see idempotency.web.transaction-manager).");
 		}
 	}
 

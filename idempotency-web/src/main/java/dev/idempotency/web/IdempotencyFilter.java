@@ -14,6 +14,7 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.FingerprintLimitExceededException;
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyKeys;
 import dev.idempotency.core.IdempotencyMetrics;
@@ -103,6 +104,12 @@ public class IdempotencyFilter extends GenericFilterBean
 	 */
 	public static final Duration DEFAULT_LOCK_ATTEMPT_TIMEOUT = Duration.ofMillis(200);
 
+	/**
+	 * The default longest wait that a {@code Retry-After} header of a 409 for a running
+	 * request asks for.
+	 */
+	public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(5);
+
 	/** The default largest number of releases that wait for the database at once. */
 	public static final int DEFAULT_MAX_PENDING_RELEASES = 10_000;
 
@@ -162,6 +169,8 @@ public class IdempotencyFilter extends GenericFilterBean
 	private Duration lockAttemptTimeout = DEFAULT_LOCK_ATTEMPT_TIMEOUT;
 
 	private int maxPendingReleases = DEFAULT_MAX_PENDING_RELEASES;
+
+	private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
 
 	private boolean validateExistingTransactions = true;
 
@@ -281,6 +290,20 @@ public class IdempotencyFilter extends GenericFilterBean
 		Assert.isTrue(lockAttemptTimeout != null && lockAttemptTimeout.toMillis() > 0,
 				"lockAttemptTimeout must be positive");
 		this.lockAttemptTimeout = lockAttemptTimeout;
+	}
+
+	/**
+	 * Set the longest wait that the {@code Retry-After} header of a 409 for a running
+	 * request asks for. The header says the rest of the running request's lease, or this
+	 * cap when it is shorter, in whole seconds (the lease's rounded up, the cap's rounded
+	 * down): a lease is sized for the slowest run and for a crash, so that the rest of it
+	 * is far longer than the usual run.
+	 * @param maxRetryAfter the cap, at least one second
+	 */
+	public void setMaxRetryAfter(Duration maxRetryAfter) {
+		Assert.isTrue(maxRetryAfter != null && maxRetryAfter.compareTo(Duration.ofSeconds(1)) >= 0,
+				"maxRetryAfter must be at least one second");
+		this.maxRetryAfter = maxRetryAfter;
 	}
 
 	/**
@@ -463,9 +486,10 @@ public class IdempotencyFilter extends GenericFilterBean
 		DataSource keys = (this.dataSource != null) ? this.dataSource
 				: (this.store instanceof JdbcIdempotencyKeyStore jdbcStore) ? jdbcStore.getDataSource() : null;
 		if (keys == null) {
-			throw new IllegalStateException("@Idempotent handler " + first.name()
+			throw new IdempotencyConfigurationException("@Idempotent handler " + first.name()
 					+ " must run in a transaction of the DataSource of the idempotency keys, and the filter cannot"
-					+ " tell which DataSource that is: give it to the IdempotencyFilter.");
+					+ " tell which DataSource that is: the key store is no JdbcIdempotencyKeyStore.",
+					"Give the DataSource of the key store to the IdempotencyFilter.");
 		}
 		PlatformTransactionManager transactionManager = StoreTransactions.find(this.transactionManager,
 				this.transactionManagerName, keys, this.applicationContext, first.name());
@@ -477,26 +501,45 @@ public class IdempotencyFilter extends GenericFilterBean
 					endpointSettings(endpoint, handlerTransactions.definition(endpoint, transactionManager)));
 		}
 		validateExistingTransactions(transactionManager);
+		logSharedAnonymousScope(endpoints);
 		StoreTransactions transactions = new StoreTransactions(transactionManager, keys);
-		return new Prepared(endpoints,
-				new IdempotentExecution.Settings(this.store, transactions,
-						new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(),
-						this.metrics, new ProtocolResponses(this.metrics, Problems.of(this.applicationContext)),
-						this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
-						this.replayedHeaders, this.releasedClientErrors),
-				Map.copyOf(settings));
+		return new Prepared(endpoints, new IdempotentExecution.Settings(this.store, transactions,
+				new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(), this.metrics,
+				new ProtocolResponses(this.metrics, Problems.of(this.applicationContext), this.maxRetryAfter),
+				this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
+				this.replayedHeaders, this.releasedClientErrors), Map.copyOf(settings));
 	}
 
 	private EndpointSettings endpointSettings(IdempotentEndpoint endpoint, TransactionDefinition transaction) {
 		Duration lease = (endpoint.lease() != null) ? endpoint.lease() : this.defaultLease;
 		Duration retention = (endpoint.retention() != null) ? endpoint.retention() : this.defaultRetention;
 		if (retention.compareTo(lease) <= 0) {
-			throw new IllegalStateException("@Idempotent handler " + endpoint.name() + " has a retention (" + retention
-					+ ") that is not longer than its lease (" + lease + "); make the retention longer.");
+			throw new IdempotencyConfigurationException(
+					"@Idempotent handler " + endpoint.name() + " has a retention (" + retention
+							+ ") that is not longer than its lease (" + lease + "); its key could be deleted"
+							+ " while its claim is live.",
+					"Make the retention longer, with @Idempotent(retention = \"...\") or idempotency.web.retention,"
+							+ " or the lease shorter.");
 		}
 		return new EndpointSettings(endpoint, (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode, lease,
 				retention, (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy,
 				transaction);
+	}
+
+	/**
+	 * The default resolver gives every request without a principal the global scope: two
+	 * anonymous clients that happen to send the same key share one operation, and the
+	 * second gets the first's response. That is right for a key meant as one operation
+	 * whoever sends it, and a leak otherwise, so it is said once, where the handlers are
+	 * known.
+	 */
+	private void logSharedAnonymousScope(IdempotentEndpoints endpoints) {
+		if (this.scopeResolver == PrincipalScopeResolver.INSTANCE && logger.isInfoEnabled()) {
+			logger.info(endpoints.all().size() + " @Idempotent handler(s) scope their keys by the authenticated"
+					+ " principal only: requests without one (anonymous clients) share one key space, and a client"
+					+ " that sends another's key gets that client's response. Declare an IdempotencyScopeResolver"
+					+ " bean that tells clients apart (an API client id, a tenant) if anonymous clients call them.");
+		}
 	}
 
 	/**

@@ -23,6 +23,9 @@ final class IdempotencyProblem extends ErrorResponseException {
 	IdempotencyProblem(HttpStatus status, URI type, String title, String detail, @Nullable Duration retryAfter) {
 		super(status, body(status, type, title, detail), null);
 		if (retryAfter != null) {
+			// Whole seconds, rounded up (the header has no fractions), and at least one:
+			// a
+			// client told 0 would come back at once, before anything changed.
 			long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
 			getHeaders().set(HttpHeaders.RETRY_AFTER, Long.toString(seconds));
 		}

@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,8 +22,9 @@ record IdempotentEndpoint(String name, Method method, Class<?> beanType, boolean
 
 	static IdempotentEndpoint of(String name, Method method, Class<?> beanType, Idempotent annotation) {
 		if (annotation.mode().length > 1 || annotation.onAbandonedClaim().length > 1) {
-			throw new IllegalStateException(
-					"@Idempotent on " + name + " names more than one mode or abandoned-claim policy; name at most one");
+			throw new IdempotencyConfigurationException(
+					"@Idempotent on " + name + " names more than one mode or abandoned-claim policy.",
+					"Name at most one of each.");
 		}
 		try {
 			Duration lease = annotation.lease().isBlank() ? null : Durations.parse(annotation.lease(), "lease");
@@ -34,7 +36,8 @@ record IdempotentEndpoint(String name, Method method, Class<?> beanType, boolean
 					(annotation.onAbandonedClaim().length == 1) ? annotation.onAbandonedClaim()[0] : null);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException("Invalid @Idempotent on " + name + ": " + ex.getMessage(), ex);
+			throw new IdempotencyConfigurationException("Invalid @Idempotent on " + name + ": " + ex.getMessage() + ".",
+					"Write it as a positive duration: 500ms, 30s, 5m, 2h, 7d or PT30S.", ex);
 		}
 	}
 

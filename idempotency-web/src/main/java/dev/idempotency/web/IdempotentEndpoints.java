@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -182,10 +183,12 @@ final class IdempotentEndpoints {
 			}
 			Class<?> candidate = ClassUtils.resolveClassName(asyncType, classLoader);
 			if (candidate.isAssignableFrom(returned)) {
-				throw new IllegalStateException("@Idempotent handler " + name + " returns " + returned.getName()
-						+ ", an asynchronous or streaming type. The library must hold the whole response until"
-						+ " the transaction commits, so return the result synchronously (for example a"
-						+ " ResponseEntity of the body), or remove @Idempotent.");
+				throw new IdempotencyConfigurationException(
+						"@Idempotent handler " + name + " returns " + returned.getName()
+								+ ", an asynchronous or streaming type. The library must hold the"
+								+ " whole response until the transaction commits.",
+						"Return the result synchronously (for example a ResponseEntity of the body), or remove"
+								+ " @Idempotent.");
 			}
 		}
 	}

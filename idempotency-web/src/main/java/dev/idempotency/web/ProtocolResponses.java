@@ -44,11 +44,16 @@ final class ProtocolResponses {
 
 	private final Problems problems;
 
-	ProtocolResponses(IdempotencyMetrics metrics, Problems problems) {
+	private final Duration maxRetryAfter;
+
+	ProtocolResponses(IdempotencyMetrics metrics, Problems problems, Duration maxRetryAfter) {
 		Assert.notNull(metrics, "metrics must not be null");
 		Assert.notNull(problems, "problems must not be null");
+		Assert.notNull(maxRetryAfter, "maxRetryAfter must not be null");
 		this.metrics = metrics;
 		this.problems = problems;
+		// The header counts whole seconds, rounded up: a cap of whole seconds stays one.
+		this.maxRetryAfter = Duration.ofSeconds(maxRetryAfter.getSeconds());
 	}
 
 	/**
@@ -121,12 +126,20 @@ final class ProtocolResponses {
 				null);
 	}
 
+	/**
+	 * Answer a duplicate of a running request.
+	 * @param retryAfter how long the key may stay taken at most: the rest of its lease.
+	 * The client is told to come back after that, or after the cap when it is shorter: a
+	 * lease is sized for the slowest run and for a crash, not for the usual one, so that
+	 * a client waiting for all of it would wait far longer than the first request takes
+	 */
 	void keyInUse(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
 			Duration retryAfter, String keyHash) throws IOException {
 		this.metrics.inProgressConflict(IdempotencyMetrics.WEB);
 		log.debug("Key " + keyHash + " is in use");
 		send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.KEY_IN_USE, "Request in progress",
-				"A request with this Idempotency-Key is still being processed. Retry after it completes.", retryAfter);
+				"A request with this Idempotency-Key is still being processed. Retry after it completes.",
+				(retryAfter.compareTo(this.maxRetryAfter) < 0) ? retryAfter : this.maxRetryAfter);
 	}
 
 	void abandoned(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,

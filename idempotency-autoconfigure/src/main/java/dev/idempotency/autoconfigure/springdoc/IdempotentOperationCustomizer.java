@@ -60,7 +60,9 @@ final class IdempotentOperationCustomizer implements GlobalOperationCustomizer {
 						IdempotencyProblemTypes.CLAIM_LOST, IdempotencyProblemTypes.RESPONSE_NOT_STORED));
 		if (conflict != null) {
 			conflict.addHeaderObject(org.springframework.http.HttpHeaders.RETRY_AFTER,
-					new Header().description("Seconds until the request holding the key may be done")
+					new Header()
+						.description("Seconds to wait before retrying: the rest of the running request's lease,"
+								+ " at most the configured cap")
 						.schema(new IntegerSchema()));
 		}
 		addProblem(responses, "413", "The request body is larger than this operation accepts. Nothing was done, and the"
@@ -73,9 +75,11 @@ final class IdempotentOperationCustomizer implements GlobalOperationCustomizer {
 				"This Idempotency-Key was already used for a different request. Send a new key for a new request.",
 				List.of(IdempotencyProblemTypes.KEY_REUSED));
 		addProblem(responses, "500",
-				"The operation could not be committed, or its response was larger than the library holds until the"
-						+ " commit: nothing was done. Retry with the same Idempotency-Key.",
-				List.of(IdempotencyProblemTypes.COMMIT_FAILED, IdempotencyProblemTypes.RESPONSE_TOO_LARGE));
+				"The operation could not be committed, its transaction was aborted by a failed statement or joined"
+						+ " with another isolation level or read-only flag, or its response was larger than the"
+						+ " library holds until the commit: nothing was done. Retry with the same Idempotency-Key.",
+				List.of(IdempotencyProblemTypes.COMMIT_FAILED, IdempotencyProblemTypes.TRANSACTION_ABORTED,
+						IdempotencyProblemTypes.TRANSACTION_INCOMPATIBLE, IdempotencyProblemTypes.RESPONSE_TOO_LARGE));
 		return operation;
 	}
 

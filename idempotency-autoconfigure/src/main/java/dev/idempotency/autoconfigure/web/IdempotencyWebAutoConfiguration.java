@@ -75,6 +75,7 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setDefaultRetention(properties.getRetention());
 		filter.setLockTimeout(properties.getLockTimeout());
 		filter.setLockAttemptTimeout(properties.getLockAttemptTimeout());
+		filter.setMaxRetryAfter(properties.getMaxRetryAfter());
 		filter.setMaxPendingReleases(properties.getMaxPendingReleases());
 		filter.setValidateExistingTransactions(properties.isValidateExistingTransactions());
 		filter.setDefaultAbandonedClaimPolicy(properties.getAbandonedClaims());

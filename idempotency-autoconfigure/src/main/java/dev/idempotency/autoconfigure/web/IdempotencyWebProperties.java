@@ -59,6 +59,13 @@ public class IdempotencyWebProperties {
 	private Duration lockTimeout = IdempotencyFilter.DEFAULT_LOCK_TIMEOUT;
 
 	/**
+	 * Longest wait the Retry-After header of a 409 for a running request asks for: the
+	 * header is the rest of that request's lease, or this when it is shorter, in whole
+	 * seconds. At least one second.
+	 */
+	private Duration maxRetryAfter = IdempotencyFilter.DEFAULT_MAX_RETRY_AFTER;
+
+	/**
 	 * Longest time a waiting single-transaction duplicate holds a database connection at
 	 * a time, while the request it waits for runs on another instance; between attempts
 	 * it holds none. A duplicate of a request of the same instance waits holding none.
@@ -137,6 +144,14 @@ public class IdempotencyWebProperties {
 
 	public void setEnabled(boolean enabled) {
 		this.enabled = enabled;
+	}
+
+	public Duration getMaxRetryAfter() {
+		return this.maxRetryAfter;
+	}
+
+	public void setMaxRetryAfter(Duration maxRetryAfter) {
+		this.maxRetryAfter = maxRetryAfter;
 	}
 
 	public ClaimMode getMode() {

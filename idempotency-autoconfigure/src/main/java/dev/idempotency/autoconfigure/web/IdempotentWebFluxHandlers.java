@@ -2,6 +2,7 @@ package dev.idempotency.autoconfigure.web;
 
 import java.util.List;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.web.Idempotent;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -32,9 +33,10 @@ final class IdempotentWebFluxHandlers implements SmartInitializingSingleton {
 			.sorted()
 			.toList();
 		if (!annotated.isEmpty()) {
-			throw new IllegalStateException("@Idempotent is not supported on WebFlux handlers, which would run"
-					+ " without the Idempotency-Key protocol: " + String.join(", ", annotated)
-					+ ". Serve them with Spring MVC (spring-boot-starter-webmvc), or remove @Idempotent.");
+			throw new IdempotencyConfigurationException(
+					"@Idempotent is not supported on WebFlux handlers, which"
+							+ " would run without the Idempotency-Key protocol: " + String.join(", ", annotated) + ".",
+					"Serve them with Spring MVC (spring-boot-starter-webmvc), or remove @Idempotent.");
 		}
 	}
 

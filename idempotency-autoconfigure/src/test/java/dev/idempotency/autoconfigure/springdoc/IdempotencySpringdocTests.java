@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.springdoc;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -76,6 +78,8 @@ class IdempotencySpringdocTests {
 			.containsExactly(IdempotencyProblemTypes.INVALID_CONTENT_TYPE.toString());
 		assertThat(problemTypes(responses, "422")).containsExactly(IdempotencyProblemTypes.KEY_REUSED.toString());
 		assertThat(problemTypes(responses, "500")).containsExactly(IdempotencyProblemTypes.COMMIT_FAILED.toString(),
+				IdempotencyProblemTypes.TRANSACTION_ABORTED.toString(),
+				IdempotencyProblemTypes.TRANSACTION_INCOMPATIBLE.toString(),
 				IdempotencyProblemTypes.RESPONSE_TOO_LARGE.toString());
 		assertThat(responses.get("200").get("headers").has("Idempotent-Replayed")).isTrue();
 	}
@@ -85,6 +89,32 @@ class IdempotencySpringdocTests {
 		JsonNode responses = this.paths.get("/orders").get("post").get("responses");
 		assertThat(responses.has("200")).isFalse();
 		assertThat(responses.get("201").get("headers").has("Idempotent-Replayed")).isTrue();
+	}
+
+	@Test
+	void everyProblemTypeTheProtocolAnswersWithIsListedUnderItsStatus() throws Exception {
+		JsonNode responses = this.paths.get("/payments").get("post").get("responses");
+		List<String> listed = new ArrayList<>();
+		for (String status : List.of("400", "409", "413", "415", "422", "500")) {
+			listed.addAll(problemTypes(responses, status));
+		}
+		List<String> all = new ArrayList<>();
+		for (Field field : IdempotencyProblemTypes.class.getFields()) {
+			if (Modifier.isStatic(field.getModifiers()) && field.getType() == URI.class) {
+				all.add(field.get(null).toString());
+			}
+		}
+		assertThat(all).hasSizeGreaterThan(10);
+		assertThat(listed).containsExactlyInAnyOrderElementsOf(all);
+	}
+
+	@Test
+	void aHandlerThatDeclaresItsCreatedStatusWithApiResponseIsDescribedWith201AndItsReplays() {
+		JsonNode responses = this.paths.get("/shipments").get("post").get("responses");
+		assertThat(responses.has("200")).isFalse();
+		assertThat(responses.get("201").get("description").asString()).isEqualTo("Shipment created");
+		assertThat(responses.get("201").get("headers").has("Idempotent-Replayed")).isTrue();
+		assertThat(problemTypes(responses, "500")).contains(IdempotencyProblemTypes.COMMIT_FAILED.toString());
 	}
 
 	@Test
@@ -152,6 +182,13 @@ class IdempotencySpringdocTests {
 		@Idempotent
 		ResponseEntity<String> order(@RequestBody String order) {
 			return ResponseEntity.created(URI.create("/orders/1")).body("ordered");
+		}
+
+		@PostMapping("/shipments")
+		@Idempotent
+		@ApiResponse(responseCode = "201", description = "Shipment created")
+		ResponseEntity<String> ship(@RequestBody String shipment) {
+			return ResponseEntity.created(URI.create("/shipments/1")).body("shipped");
 		}
 
 		@PostMapping("/notes")

@@ -5,6 +5,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
@@ -19,6 +20,7 @@ import dev.idempotency.web.IdempotencyScopeResolver;
 import dev.idempotency.web.Idempotent;
 import jakarta.servlet.DispatcherType;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -27,6 +29,8 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -43,7 +47,11 @@ import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 @PostgresTest
+@ExtendWith(OutputCaptureExtension.class)
 class IdempotencyWebAutoConfigurationTests {
+
+	private static final String SHARED_ANONYMOUS_SCOPE = "@Idempotent handler(s) scope their keys by the"
+			+ " authenticated principal only: requests without one (anonymous clients) share one key space";
 
 	private final WebApplicationContextRunner withoutTransactionManager;
 
@@ -75,6 +83,7 @@ class IdempotencyWebAutoConfigurationTests {
 				.hasFieldOrPropertyWithValue("defaultLease", IdempotencyFilter.DEFAULT_LEASE)
 				.hasFieldOrPropertyWithValue("defaultRetention", IdempotencyFilter.DEFAULT_RETENTION)
 				.hasFieldOrPropertyWithValue("lockTimeout", IdempotencyFilter.DEFAULT_LOCK_TIMEOUT)
+				.hasFieldOrPropertyWithValue("maxRetryAfter", IdempotencyFilter.DEFAULT_MAX_RETRY_AFTER)
 				.hasFieldOrPropertyWithValue("defaultAbandonedClaimPolicy", AbandonedClaimPolicy.TAKE_OVER)
 				.hasFieldOrPropertyWithValue("maxStoredBodySize", IdempotencyFilter.DEFAULT_MAX_STORED_BODY_SIZE)
 				.hasFieldOrPropertyWithValue("maxRequestBodySize", IdempotencyFilter.DEFAULT_MAX_REQUEST_BODY_SIZE)
@@ -154,6 +163,30 @@ class IdempotencyWebAutoConfigurationTests {
 	}
 
 	@Test
+	void logsOnceThatAnonymousClientsShareOneKeySpaceUnderTheDefaultScopeResolver(CapturedOutput output) {
+		this.contextRunner.withUserConfiguration(SyncController.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			context.getBean(IdempotencyFilter.class).afterSingletonsInstantiated();
+		});
+		assertThat(output.getOut().split(Pattern.quote(SHARED_ANONYMOUS_SCOPE), -1)).hasSize(2);
+		assertThat(output.getOut()).contains("1 " + SHARED_ANONYMOUS_SCOPE).contains("IdempotencyScopeResolver");
+	}
+
+	@Test
+	void saysNothingOfAnonymousClientsWithAUserDefinedScopeResolver(CapturedOutput output) {
+		this.contextRunner.withUserConfiguration(UserScopeConfiguration.class, SyncController.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output.getOut()).doesNotContain(SHARED_ANONYMOUS_SCOPE);
+	}
+
+	@Test
+	void saysNothingOfAnonymousClientsWithoutIdempotentHandlers(CapturedOutput output) {
+		this.contextRunner.withUserConfiguration(MvcConfiguration.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output.getOut()).doesNotContain(SHARED_ANONYMOUS_SCOPE);
+	}
+
+	@Test
 	void usesAUserDefinedScopeResolver() {
 		this.contextRunner.withUserConfiguration(UserScopeConfiguration.class).run((context) -> {
 			assertThat(context).hasSingleBean(IdempotencyScopeResolver.class);
@@ -197,6 +230,21 @@ class IdempotencyWebAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("idempotency.web.lock-timeout=250ms")
 			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
 				.hasFieldOrPropertyWithValue("lockTimeout", Duration.ofMillis(250)));
+	}
+
+	@Test
+	void maxRetryAfterProperty() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-retry-after=2s")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class))
+				.hasFieldOrPropertyWithValue("maxRetryAfter", Duration.ofSeconds(2)));
+	}
+
+	@Test
+	void refusesAMaxRetryAfterShorterThanOneSecond() {
+		this.contextRunner.withPropertyValues("idempotency.web.max-retry-after=500ms")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("maxRetryAfter must be at least one second"));
 	}
 
 	@Test
@@ -272,7 +320,7 @@ class IdempotencyWebAutoConfigurationTests {
 			.run((context) -> assertThat(context).getFailure()
 				.hasMessageContaining("CallableController#create")
 				.hasMessageContaining("asynchronous or streaming type")
-				.hasMessageContaining("return the result synchronously"));
+				.hasMessageContaining("Return the result synchronously"));
 	}
 
 	@Test

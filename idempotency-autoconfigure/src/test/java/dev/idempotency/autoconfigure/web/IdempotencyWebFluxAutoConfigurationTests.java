@@ -1,5 +1,6 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.web.Idempotent;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -29,7 +30,7 @@ class IdempotencyWebFluxAutoConfigurationTests {
 	void anIdempotentWebFluxHandlerFailsTheStartupNamingIt() {
 		this.runner.withUserConfiguration(IdempotentApi.class).run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).isInstanceOf(IllegalStateException.class)
+			assertThat(context.getStartupFailure()).isInstanceOf(IdempotencyConfigurationException.class)
 				.hasMessageContaining("@Idempotent is not supported on WebFlux handlers")
 				.hasMessageContaining("PaymentsController#pay")
 				.hasMessageNotContaining("PaymentsController#quote")

@@ -22,11 +22,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The application-wide policies of {@code idempotency.web.*} on a real server: the
- * default claim mode, the bounded wait of single-transaction duplicates and the refusal
- * of abandoned claims.
+ * default claim mode, the bounded wait of single-transaction duplicates, the refusal of
+ * abandoned claims and the cap of {@code Retry-After}.
  */
 @IdempotentHttpTest(properties = { "idempotency.web.mode=single-transaction", "idempotency.web.lock-timeout=300ms",
-		"idempotency.web.abandoned-claims=refuse" })
+		"idempotency.web.abandoned-claims=refuse", "idempotency.web.max-retry-after=10s" })
 class IdempotentHttpPolicyTests {
 
 	@LocalServerPort
@@ -95,6 +95,39 @@ class IdempotentHttpPolicyTests {
 		assertThat(this.gates.executions).hasValue(1);
 		this.gates.open.countDown();
 		// Nobody took the claim over, so the slow first request still completes.
+		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+	}
+
+	@Test
+	void retryAfterOfADuplicateIsTheConfiguredCapWhileTheLeaseLastsLonger() throws Exception {
+		String key = UUID.randomUUID().toString();
+		Future<HttpResponse<byte[]>> first = blockedFirstRequest("/two-phase/orders", key, "capped");
+		// The first request holds a lease of a minute.
+		HttpResponse<byte[]> duplicate = this.http.post("/two-phase/orders", order("capped"), "Idempotency-Key", key);
+		assertThat(duplicate.statusCode()).isEqualTo(409);
+		assertThat(duplicate.headers().firstValue("Retry-After")).hasValue("10");
+		assertThat(new String(duplicate.body(), StandardCharsets.UTF_8))
+			.contains(IdempotencyProblemTypes.KEY_IN_USE.toString());
+		this.gates.open.countDown();
+		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+		assertThat(this.gates.executions).hasValue(1);
+	}
+
+	@Test
+	void retryAfterOfADuplicateIsTheRestOfTheLeaseWhenShorterThanTheCap() throws Exception {
+		String key = UUID.randomUUID().toString();
+		Future<HttpResponse<byte[]>> first = blockedFirstRequest("/two-phase/orders", key, "lease-rest");
+		this.jdbc.update(
+				"UPDATE idempotency_key SET locked_until = now() + interval '4 seconds' WHERE idempotency_key = ?",
+				key);
+		HttpResponse<byte[]> duplicate = this.http.post("/two-phase/orders", order("lease-rest"), "Idempotency-Key",
+				key);
+		assertThat(duplicate.statusCode()).isEqualTo(409);
+		assertThat(new String(duplicate.body(), StandardCharsets.UTF_8))
+			.contains(IdempotencyProblemTypes.KEY_IN_USE.toString());
+		// The rest of the lease in whole seconds, rounded up.
+		assertThat(Long.parseLong(duplicate.headers().firstValue("Retry-After").orElseThrow())).isBetween(1L, 4L);
+		this.gates.open.countDown();
 		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
 	}
 

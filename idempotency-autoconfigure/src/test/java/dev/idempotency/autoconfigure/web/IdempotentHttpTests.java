@@ -13,6 +13,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -401,8 +402,10 @@ class IdempotentHttpTests {
 			assertThat(this.gates.entered.await(30, TimeUnit.SECONDS)).isTrue();
 			HttpResponse<byte[]> duplicate = this.http.post("/orders", order(item, 5), "Idempotency-Key", key);
 			assertThat(duplicate.statusCode()).isEqualTo(409);
-			long retryAfter = Long.parseLong(duplicate.headers().firstValue("Retry-After").orElseThrow());
-			assertThat(retryAfter).isBetween(1L, 60L);
+			// The rest of the lease of a minute, capped by
+			// idempotency.web.max-retry-after.
+			assertThat(duplicate.headers().firstValue("Retry-After"))
+				.hasValue(Long.toString(IdempotencyFilter.DEFAULT_MAX_RETRY_AFTER.toSeconds()));
 			this.gates.open.countDown();
 			assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
 		}

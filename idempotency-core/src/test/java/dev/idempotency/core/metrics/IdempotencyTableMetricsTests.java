@@ -132,6 +132,21 @@ class IdempotencyTableMetricsTests {
 	}
 
 	@Test
+	void aBacklogWrittenByAClockThatRunsAheadHasAnAgeOfZeroNotANegativeOne() {
+		// Rows stamped by a server or a JVM whose clock is ahead of the database's.
+		jdbc.update("INSERT INTO backlog_rows SELECT i, 'PENDING', now() + interval '23 hours 57 minutes'"
+				+ " FROM generate_series(1, 3) i");
+		JdbcTableMonitor monitor = new JdbcTableMonitor(jdbc, List.of(),
+				List.of(BacklogProbe.of("pending", "backlog_rows", "created_at", "status = 'PENDING'")
+					.withMaxAge(Duration.ofMinutes(5))),
+				Duration.ZERO);
+		JdbcTableMonitor.BacklogStatistics pending = monitor.snapshot().backlogs().get("pending");
+		assertThat(pending.rows()).isEqualTo(3);
+		assertThat(pending.oldestAge()).isEqualTo(Duration.ZERO);
+		assertThat(pending.isHealthy()).isTrue();
+	}
+
+	@Test
 	void backlogLimitsDecideHealth() {
 		jdbc.update("INSERT INTO backlog_rows VALUES (1, 'DEAD', now() - interval '10 minutes')");
 		BacklogProbe dead = BacklogProbe.of("dead", "backlog_rows", "created_at", "status = 'DEAD'").withMaxRows(0);
