@@ -6,6 +6,8 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.util.StringValueResolver;
+
 /**
  * What one {@link Idempotent @Idempotent} handler method asks for; {@code null} means the
  * application's default.
@@ -17,25 +19,40 @@ import org.jspecify.annotations.Nullable;
  */
 record IdempotentEndpoint(String name, Method method, Class<?> beanType, boolean required, @Nullable ClaimMode mode,
 		@Nullable Duration lease, @Nullable Duration retention, List<String> fingerprintFields,
-		@Nullable AbandonedClaimPolicy abandoned) {
+		@Nullable AbandonedClaimPolicy abandoned, @Nullable Duration waitFor) {
 
-	static IdempotentEndpoint of(String name, Method method, Class<?> beanType, Idempotent annotation) {
+	/**
+	 * Read what an annotation asks for, its durations with their placeholders resolved.
+	 */
+	static IdempotentEndpoint of(String name, Method method, Class<?> beanType, Idempotent annotation,
+			StringValueResolver placeholders) {
 		if (annotation.mode().length > 1 || annotation.onAbandonedClaim().length > 1) {
 			throw new IllegalStateException(
 					"@Idempotent on " + name + " names more than one mode or abandoned-claim policy; name at most one");
 		}
 		try {
-			Duration lease = annotation.lease().isBlank() ? null : Durations.parse(annotation.lease(), "lease");
-			Duration retention = annotation.retention().isBlank() ? null
-					: Durations.parse(annotation.retention(), "retention");
+			String leaseText = resolve(annotation.lease(), placeholders);
+			String retentionText = resolve(annotation.retention(), placeholders);
+			String waitForText = resolve(annotation.waitFor(), placeholders);
+			Duration lease = leaseText.isBlank() ? null : Durations.parse(leaseText, "lease");
+			Duration retention = retentionText.isBlank() ? null : Durations.parse(retentionText, "retention");
+			Duration waitFor = waitForText.isBlank() ? null : Durations.parseOrZero(waitForText, "waitFor");
 			return new IdempotentEndpoint(name, method, beanType, annotation.required(),
 					(annotation.mode().length == 1) ? annotation.mode()[0] : null, lease, retention,
 					List.of(annotation.fingerprintFields()),
-					(annotation.onAbandonedClaim().length == 1) ? annotation.onAbandonedClaim()[0] : null);
+					(annotation.onAbandonedClaim().length == 1) ? annotation.onAbandonedClaim()[0] : null, waitFor);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException("Invalid @Idempotent on " + name + ": " + ex.getMessage(), ex);
 		}
+	}
+
+	private static String resolve(String text, StringValueResolver placeholders) {
+		if (text.isEmpty()) {
+			return text;
+		}
+		String resolved = placeholders.resolveStringValue(text);
+		return (resolved != null) ? resolved : "";
 	}
 
 }
