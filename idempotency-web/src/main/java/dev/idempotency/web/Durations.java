@@ -17,6 +17,25 @@ final class Durations {
 	}
 
 	static Duration parse(String text, String attribute) {
+		Duration duration = parseAny(text, attribute);
+		if (duration.isNegative() || duration.isZero()) {
+			throw new IllegalArgumentException("@Idempotent(" + attribute + ") must be positive: '" + text + "'");
+		}
+		return duration;
+	}
+
+	/**
+	 * Parse a duration that may be zero, such as a wait that is not wanted.
+	 */
+	static Duration parseOrZero(String text, String attribute) {
+		Duration duration = text.trim().equals("0") ? Duration.ZERO : parseAny(text, attribute);
+		if (duration.isNegative()) {
+			throw new IllegalArgumentException("@Idempotent(" + attribute + ") must not be negative: '" + text + "'");
+		}
+		return duration;
+	}
+
+	private static Duration parseAny(String text, String attribute) {
 		String value = text.trim().toLowerCase(Locale.ROOT);
 		Matcher matcher = SIMPLE.matcher(value);
 		try {
@@ -33,9 +52,6 @@ final class Durations {
 			}
 			else {
 				duration = Duration.parse(text.trim());
-			}
-			if (duration.isNegative() || duration.isZero()) {
-				throw new IllegalArgumentException("@Idempotent(" + attribute + ") must be positive: '" + text + "'");
 			}
 			return duration;
 		}

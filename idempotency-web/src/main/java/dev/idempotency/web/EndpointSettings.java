@@ -14,9 +14,11 @@ import org.springframework.transaction.TransactionDefinition;
  * @param retention how long a completed key is remembered
  * @param abandonedClaimPolicy what becomes of a claim whose lease has expired
  * @param transaction the transaction the library begins for it
+ * @param waitFor how long a two-phase duplicate waits for the request that holds its key,
+ * zero for not at all
  */
 record EndpointSettings(IdempotentEndpoint endpoint, ClaimMode mode, Duration lease, Duration retention,
-		AbandonedClaimPolicy abandonedClaimPolicy, TransactionDefinition transaction) {
+		AbandonedClaimPolicy abandonedClaimPolicy, TransactionDefinition transaction, Duration waitFor) {
 
 	String name() {
 		return this.endpoint.name();

@@ -40,6 +40,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.util.Assert;
+import org.springframework.util.StringValueResolver;
 import org.springframework.web.filter.GenericFilterBean;
 import org.springframework.web.servlet.HandlerMapping;
 
@@ -110,6 +111,12 @@ public class IdempotencyFilter extends GenericFilterBean
 	 */
 	public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(5);
 
+	/**
+	 * The default wait of a two-phase duplicate for the request that holds its key: none,
+	 * it gets 409 at once.
+	 */
+	public static final Duration DEFAULT_WAIT_FOR = Duration.ZERO;
+
 	/** The default largest number of releases that wait for the database at once. */
 	public static final int DEFAULT_MAX_PENDING_RELEASES = 10_000;
 
@@ -139,6 +146,15 @@ public class IdempotencyFilter extends GenericFilterBean
 			HttpHeaders.CONTENT_LANGUAGE, HttpHeaders.CONTENT_LOCATION, HttpHeaders.CONTENT_DISPOSITION,
 			HttpHeaders.CONTENT_RANGE, "Content-Digest", "Repr-Digest", HttpHeaders.LOCATION, HttpHeaders.ETAG,
 			HttpHeaders.LAST_MODIFIED);
+
+	/**
+	 * The response headers that carry credentials or challenges for them: never stored,
+	 * so never replayed, unless named in {@link #setStoredCredentialHeaders}. The first
+	 * response still carries them to its client.
+	 */
+	public static final List<String> CREDENTIAL_HEADERS = List.of(HttpHeaders.SET_COOKIE, "Set-Cookie2",
+			HttpHeaders.AUTHORIZATION, HttpHeaders.PROXY_AUTHORIZATION, HttpHeaders.WWW_AUTHENTICATE,
+			"Proxy-Authenticate", "Authentication-Info", "Proxy-Authentication-Info");
 
 	/**
 	 * The request attribute that marks a request under the protocol, so that a dispatch
@@ -172,6 +188,8 @@ public class IdempotencyFilter extends GenericFilterBean
 
 	private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
 
+	private Duration defaultWaitFor = DEFAULT_WAIT_FOR;
+
 	private boolean validateExistingTransactions = true;
 
 	private AbandonedClaimPolicy defaultAbandonedClaimPolicy = AbandonedClaimPolicy.TAKE_OVER;
@@ -183,6 +201,10 @@ public class IdempotencyFilter extends GenericFilterBean
 	private long maxResponseSize = DEFAULT_MAX_RESPONSE_SIZE;
 
 	private List<String> replayedHeaders = ALWAYS_REPLAYED;
+
+	private List<String> storedCredentialHeaders = List.of();
+
+	private @Nullable StoredResponseEncryptor storedResponseEncryptor;
 
 	private Set<Integer> releasedClientErrors = DEFAULT_RELEASED_CLIENT_ERRORS;
 
@@ -307,6 +329,18 @@ public class IdempotencyFilter extends GenericFilterBean
 	}
 
 	/**
+	 * Set how long a two-phase duplicate that finds its key in progress waits for the
+	 * request that holds it, for handlers that do not choose (see
+	 * {@link Idempotent#waitFor()}). By default it does not wait: it gets 409 at once.
+	 * Single-transaction duplicates wait for the lock timeout instead.
+	 * @param defaultWaitFor the longest wait, zero for none
+	 */
+	public void setDefaultWaitFor(Duration defaultWaitFor) {
+		Assert.isTrue(defaultWaitFor != null && !defaultWaitFor.isNegative(), "defaultWaitFor must not be negative");
+		this.defaultWaitFor = defaultWaitFor;
+	}
+
+	/**
 	 * Set how many releases of two-phase claims may wait at once for the database to
 	 * answer again. Past it, the claim of a failed request stays until its lease ends.
 	 * @param maxPendingReleases the largest number of waiting releases
@@ -381,7 +415,8 @@ public class IdempotencyFilter extends GenericFilterBean
 	 * headers ({@code Content-Encoding}, {@code Content-Language},
 	 * {@code Content-Location}, {@code Content-Disposition}, {@code Content-Range},
 	 * {@code Content-Digest}, {@code Repr-Digest}), {@code Location}, {@code ETag} and
-	 * {@code Last-Modified}.
+	 * {@code Last-Modified}. A credential header ({@link #CREDENTIAL_HEADERS}) is named
+	 * in {@link #setStoredCredentialHeaders} instead.
 	 * @param headers the header names
 	 */
 	public void setReplayedHeaders(Collection<String> headers) {
@@ -392,6 +427,41 @@ public class IdempotencyFilter extends GenericFilterBean
 					&& !HttpHeaders.CONTENT_LENGTH.equalsIgnoreCase(name) && !REPLAYED_HEADER.equalsIgnoreCase(name))
 			.forEach(names::add);
 		this.replayedHeaders = List.copyOf(names);
+	}
+
+	/**
+	 * Set the credential headers (among {@link #CREDENTIAL_HEADERS}) that are stored and
+	 * replayed, deliberately: a replay then hands the cookie or credential of the first
+	 * response to whoever repeats the request with its key and scope. By default, none: a
+	 * credential header is sent to the first client only. A credential header named in
+	 * {@link #setReplayedHeaders} without being named here fails the startup.
+	 * @param headers the header names
+	 */
+	public void setStoredCredentialHeaders(Collection<String> headers) {
+		Assert.notNull(headers, "headers must not be null");
+		List<String> names = new ArrayList<>();
+		for (String name : headers) {
+			Assert.isTrue(isCredentialHeader(name), () -> "'" + name + "' is no credential header; the stored"
+					+ " credential headers are among " + CREDENTIAL_HEADERS);
+			names.add(name);
+		}
+		this.storedCredentialHeaders = List.copyOf(names);
+	}
+
+	private static boolean isCredentialHeader(String name) {
+		return CREDENTIAL_HEADERS.stream().anyMatch(name::equalsIgnoreCase);
+	}
+
+	/**
+	 * Set how stored responses are encrypted at rest. By default they are stored as they
+	 * were sent. Responses stored before an encryptor was set are still replayed;
+	 * encrypted responses that the encryptor cannot decrypt (their key is gone), or that
+	 * are found without an encryptor, are answered with a 500 problem and never run
+	 * again.
+	 * @param encryptor the encryptor, or {@code null} for none
+	 */
+	public void setStoredResponseEncryptor(@Nullable StoredResponseEncryptor encryptor) {
+		this.storedResponseEncryptor = encryptor;
 	}
 
 	/**
@@ -453,12 +523,17 @@ public class IdempotencyFilter extends GenericFilterBean
 			synchronized (this) {
 				prepared = this.prepared;
 				if (prepared == null) {
-					prepared = prepare(new IdempotentEndpoints(findHandlerMappings()));
+					prepared = prepare(new IdempotentEndpoints(findHandlerMappings(), placeholders()));
 					this.prepared = prepared;
 				}
 			}
 		}
 		return prepared;
+	}
+
+	private StringValueResolver placeholders() {
+		ApplicationContext context = this.applicationContext;
+		return (context != null) ? context.getEnvironment()::resolveRequiredPlaceholders : (text) -> text;
 	}
 
 	private Collection<? extends HandlerMapping> findHandlerMappings() {
@@ -479,6 +554,7 @@ public class IdempotencyFilter extends GenericFilterBean
 	 * Check the handlers and settle everything their requests share.
 	 */
 	private Prepared prepare(IdempotentEndpoints endpoints) {
+		List<String> replayedHeaders = replayedHeaders();
 		if (endpoints.isEmpty()) {
 			return new Prepared(endpoints, null, Map.of());
 		}
@@ -503,11 +579,39 @@ public class IdempotencyFilter extends GenericFilterBean
 		validateExistingTransactions(transactionManager);
 		logSharedAnonymousScope(endpoints);
 		StoreTransactions transactions = new StoreTransactions(transactionManager, keys);
-		return new Prepared(endpoints, new IdempotentExecution.Settings(this.store, transactions,
-				new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(), this.metrics,
-				new ProtocolResponses(this.metrics, Problems.of(this.applicationContext), this.maxRetryAfter),
-				this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
-				this.replayedHeaders, this.releasedClientErrors), Map.copyOf(settings));
+		StoredResponseCodec codec = new StoredResponseCodec(this.storedResponseEncryptor);
+		return new Prepared(endpoints,
+				new IdempotentExecution.Settings(this.store, transactions,
+						new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(),
+						this.metrics,
+						new ProtocolResponses(this.metrics, Problems.of(this.applicationContext), codec,
+								this.maxRetryAfter),
+						this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
+						replayedHeaders, this.releasedClientErrors, codec),
+				Map.copyOf(settings));
+	}
+
+	/**
+	 * The replayed headers with the credential headers chosen to be stored; a credential
+	 * header among the replayed headers alone is a mistake, refused.
+	 */
+	private List<String> replayedHeaders() {
+		List<String> unchosen = this.replayedHeaders.stream()
+			.filter(IdempotencyFilter::isCredentialHeader)
+			.filter((name) -> this.storedCredentialHeaders.stream().noneMatch(name::equalsIgnoreCase))
+			.toList();
+		if (!unchosen.isEmpty()) {
+			throw new IdempotencyConfigurationException("The replayed headers name " + unchosen
+					+ ", which carry credentials: a replay would hand them to whoever repeats the request with its"
+					+ " key.",
+					"Remove them from idempotency.web.replayed-headers"
+							+ " (IdempotencyFilter#setReplayedHeaders), or, to store and replay them deliberately,"
+							+ " name them in idempotency.web.stored-credential-headers"
+							+ " (IdempotencyFilter#setStoredCredentialHeaders).");
+		}
+		Set<String> names = new LinkedHashSet<>(this.replayedHeaders);
+		names.addAll(this.storedCredentialHeaders);
+		return List.copyOf(names);
 	}
 
 	private EndpointSettings endpointSettings(IdempotentEndpoint endpoint, TransactionDefinition transaction) {
@@ -521,9 +625,24 @@ public class IdempotencyFilter extends GenericFilterBean
 					"Make the retention longer, with @Idempotent(retention = \"...\") or idempotency.web.retention,"
 							+ " or the lease shorter.");
 		}
-		return new EndpointSettings(endpoint, (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode, lease,
-				retention, (endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy,
-				transaction);
+		ClaimMode mode = (endpoint.mode() != null) ? endpoint.mode() : this.defaultMode;
+		Duration waitFor = (endpoint.waitFor() != null) ? endpoint.waitFor() : this.defaultWaitFor;
+		if (mode == ClaimMode.SINGLE_TRANSACTION) {
+			if (endpoint.waitFor() != null && !endpoint.waitFor().isZero()) {
+				throw new IdempotencyConfigurationException(
+						"@Idempotent handler " + endpoint.name()
+								+ " claims its key in a single transaction and names a waitFor (" + endpoint.waitFor()
+								+ "), which only two-phase handlers have: a single-transaction duplicate waits for the"
+								+ " lock timeout.",
+						"Remove waitFor from the annotation and set"
+								+ " idempotency.web.lock-timeout (IdempotencyFilter#setLockTimeout), or claim the"
+								+ " key in two phases (mode = TWO_PHASE).");
+			}
+			waitFor = Duration.ZERO;
+		}
+		return new EndpointSettings(endpoint, mode, lease, retention,
+				(endpoint.abandoned() != null) ? endpoint.abandoned() : this.defaultAbandonedClaimPolicy, transaction,
+				waitFor);
 	}
 
 	/**

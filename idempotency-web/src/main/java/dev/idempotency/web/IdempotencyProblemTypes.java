@@ -71,6 +71,13 @@ public final class IdempotencyProblemTypes {
 	 */
 	public static final URI RESPONSE_TOO_LARGE = URI.create(BASE + "response-too-large");
 
+	/**
+	 * 500: the request with this key was done, but its stored response cannot be
+	 * decrypted (its encryption key is gone, or it was changed at rest); it is not run
+	 * again.
+	 */
+	public static final URI STORED_RESPONSE_UNREADABLE = URI.create(BASE + "stored-response-unreadable");
+
 	private IdempotencyProblemTypes() {
 	}
 

@@ -71,4 +71,18 @@ public @interface Idempotent {
 	 */
 	AbandonedClaimPolicy[] onAbandonedClaim() default {};
 
+	/**
+	 * How long a two-phase duplicate that finds the key in progress waits for the request
+	 * that holds it, instead of getting 409 at once; empty for the application's default
+	 * (none unless configured), {@code 0} for none. The duplicate holds no database
+	 * connection while it waits: it reads the key again in short statements, backing off,
+	 * and then answers the replay when the first request completed, 422 when the request
+	 * differs, or 409 when the key is still in progress at the end of the wait. A
+	 * placeholder such as {@code ${orders.wait-for:2s}} is resolved at startup. A
+	 * single-transaction duplicate waits for the lock timeout instead, so the attribute
+	 * is refused on a single-transaction handler.
+	 * @return the longest wait, such as {@code 2s}
+	 */
+	String waitFor() default "";
+
 }

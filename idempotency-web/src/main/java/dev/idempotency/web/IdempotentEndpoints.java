@@ -20,6 +20,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
 import org.springframework.http.server.RequestPath;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.StringValueResolver;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.CorsConfigurationSource;
@@ -61,6 +62,14 @@ final class IdempotentEndpoints {
 	private final boolean anyMethod;
 
 	IdempotentEndpoints(Collection<? extends HandlerMapping> candidates) {
+		this(candidates, (text) -> text);
+	}
+
+	/**
+	 * Find the annotated handlers among the candidates.
+	 * @param placeholders resolves the placeholders of the annotations' durations
+	 */
+	IdempotentEndpoints(Collection<? extends HandlerMapping> candidates, StringValueResolver placeholders) {
 		this.mappings = candidates.stream()
 			.filter(RequestMappingInfoHandlerMapping.class::isInstance)
 			.map(RequestMappingInfoHandlerMapping.class::cast)
@@ -80,7 +89,7 @@ final class IdempotentEndpoints {
 				String name = handlerMethod.getShortLogMessage();
 				checkReturnType(handlerMethod, name, classLoader);
 				this.endpoints.put(handlerMethod.getMethod(), IdempotentEndpoint.of(name, handlerMethod.getMethod(),
-						handlerMethod.getBeanType(), annotation));
+						handlerMethod.getBeanType(), annotation, placeholders));
 				Set<RequestMethod> declared = entry.getKey().getMethodsCondition().getMethods();
 				if (declared.isEmpty()) {
 					any = true;

@@ -135,6 +135,13 @@ final class IdempotentExecution {
 		return null;
 	}
 
+	/**
+	 * Whether a record was claimed by a request like this one.
+	 */
+	boolean isSameRequest(IdempotencyRecord record) {
+		return record.matches(this.fingerprint);
+	}
+
 	private void execute(HeldClaim claim, IdempotentRequest target, FilterChain chain)
 			throws ServletException, IOException {
 		BufferedResponse buffered = new BufferedResponse(this.response, this.settings.maxResponseSize());
@@ -330,7 +337,7 @@ final class IdempotentExecution {
 			headers.put(ProtocolResponses.BODY_OMITTED_HEADER, List.of(Integer.toString(body.length)));
 			body = new byte[0];
 		}
-		return new StoredResponse(status, headers, body);
+		return this.settings.codec().seal(new StoredResponse(status, headers, body), this.scope, this.key);
 	}
 
 	ClaimResult claim() {
@@ -427,12 +434,12 @@ final class IdempotentExecution {
 	/**
 	 * What all requests of one filter share, built once when the application starts:
 	 * where keys live, the transactions they run in, how long a duplicate waits, and what
-	 * is kept of a response.
+	 * is kept of a response, and how.
 	 */
 	record Settings(IdempotencyKeyStore store, StoreTransactions transactions, PendingReleases releases,
 			LocalClaims localClaims, IdempotencyMetrics metrics, ProtocolResponses responses, Duration lockTimeout,
 			Duration lockAttemptTimeout, long maxStoredBodySize, long maxResponseSize, List<String> replayedHeaders,
-			Collection<Integer> releasedClientErrors) {
+			Collection<Integer> releasedClientErrors, StoredResponseCodec codec) {
 	}
 
 }

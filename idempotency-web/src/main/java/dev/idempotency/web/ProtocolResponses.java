@@ -44,14 +44,19 @@ final class ProtocolResponses {
 
 	private final Problems problems;
 
+	private final StoredResponseCodec codec;
+
 	private final Duration maxRetryAfter;
 
-	ProtocolResponses(IdempotencyMetrics metrics, Problems problems, Duration maxRetryAfter) {
+	ProtocolResponses(IdempotencyMetrics metrics, Problems problems, StoredResponseCodec codec,
+			Duration maxRetryAfter) {
 		Assert.notNull(metrics, "metrics must not be null");
 		Assert.notNull(problems, "problems must not be null");
+		Assert.notNull(codec, "codec must not be null");
 		Assert.notNull(maxRetryAfter, "maxRetryAfter must not be null");
 		this.metrics = metrics;
 		this.problems = problems;
+		this.codec = codec;
 		// The header counts whole seconds, rounded up: a cap of whole seconds stays one.
 		this.maxRetryAfter = Duration.ofSeconds(maxRetryAfter.getSeconds());
 	}
@@ -162,6 +167,24 @@ final class ProtocolResponses {
 				null);
 	}
 
+	/**
+	 * Answer a request whose key was done but whose stored response cannot be read. The
+	 * request is not run again: it was done once, and its key protects it until its
+	 * retention ends.
+	 */
+	void unreadable(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
+			Exception ex, String keyHash) throws IOException {
+		log.error("The stored response of key " + keyHash + " cannot be read for its replay: " + ex.getMessage()
+				+ ". The request was done and is not run again; repeats get a 500 problem until the key's"
+				+ " retention ends. Configure the key it was encrypted with among the previous keys"
+				+ " (idempotency.web.encryption.previous-keys) to replay it", ex.getCause());
+		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR,
+				IdempotencyProblemTypes.STORED_RESPONSE_UNREADABLE, "Stored response unreadable",
+				"A request with this Idempotency-Key was already done, but its stored response cannot be read,"
+						+ " so it can be neither replayed nor run again. Do not retry with this key.",
+				null);
+	}
+
 	void commitFailed(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
 			@Nullable Exception ex, String keyHash) throws IOException {
 		log.warn("The transaction of key " + keyHash + " did not commit; nothing was done", ex);
@@ -235,8 +258,15 @@ final class ProtocolResponses {
 
 	private void writeReplay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response,
 			IdempotentEndpoints.Match match, String keyHash) throws IOException {
-		StoredResponse stored = record.response();
-		Assert.state(stored != null, "A DONE record has a response");
+		Assert.state(record.response() != null, "A DONE record has a response");
+		StoredResponse stored;
+		try {
+			stored = this.codec.open(record.response(), record.scope(), record.key());
+		}
+		catch (RuntimeException ex) {
+			unreadable(request, response, match, ex, keyHash);
+			return;
+		}
 		List<String> omitted = stored.headers().get(BODY_OMITTED_HEADER);
 		if (omitted != null) {
 			send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.RESPONSE_NOT_STORED,

@@ -27,8 +27,6 @@ final class SingleTransactionClaim extends HeldClaim {
 
 	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
 
-	private static final Duration FIRST_PAUSE = Duration.ofMillis(10);
-
 	private final Object savepoint;
 
 	private final LocalClaims.Hold hold;
@@ -49,7 +47,7 @@ final class SingleTransactionClaim extends HeldClaim {
 		IdempotentExecution.Settings settings = execution.settings();
 		LocalClaims local = settings.localClaims();
 		long deadline = System.nanoTime() + settings.lockTimeout().toNanos();
-		Duration pause = FIRST_PAUSE;
+		Duration pause = ClaimWaits.FIRST_PAUSE;
 		while (true) {
 			if (!awaitLocalRelease(execution, deadline)) {
 				return null;
@@ -57,7 +55,7 @@ final class SingleTransactionClaim extends HeldClaim {
 			TransactionStatus transaction = execution.transactions().begin(execution.endpoint().transaction());
 			SingleTransactionClaim claim = null;
 			try {
-				Duration wait = min(settings.lockAttemptTimeout(), remaining(deadline));
+				Duration wait = ClaimWaits.min(settings.lockAttemptTimeout(), ClaimWaits.remaining(deadline));
 				ClaimResult result = execution.claim(wait);
 				if (!(result instanceof ClaimResult.Held)) {
 					String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner() : execution
@@ -77,12 +75,12 @@ final class SingleTransactionClaim extends HeldClaim {
 			}
 			// Held by a request on another instance, or by one of this instance that has
 			// not marked it yet: wait without a connection before the next attempt.
-			if (remaining(deadline).isZero()) {
+			if (ClaimWaits.remaining(deadline).isZero()) {
 				return stillHeld(execution);
 			}
 			if (!local.isHeld(execution.scope(), execution.key())) {
-				pause(min(pause, remaining(deadline)));
-				pause = min(pause.multipliedBy(2), settings.lockAttemptTimeout());
+				ClaimWaits.pause(ClaimWaits.min(pause, ClaimWaits.remaining(deadline)));
+				pause = ClaimWaits.next(pause, settings.lockAttemptTimeout());
 			}
 		}
 	}
@@ -91,7 +89,7 @@ final class SingleTransactionClaim extends HeldClaim {
 		try {
 			if (execution.settings()
 				.localClaims()
-				.awaitRelease(execution.scope(), execution.key(), remaining(deadline))) {
+				.awaitRelease(execution.scope(), execution.key(), ClaimWaits.remaining(deadline))) {
 				return true;
 			}
 		}
@@ -108,26 +106,6 @@ final class SingleTransactionClaim extends HeldClaim {
 			.keyInUse(execution.request(), execution.response(), execution.match(), Duration.ofSeconds(1),
 					execution.keyHash());
 		return null;
-	}
-
-	private static void pause(Duration pause) {
-		try {
-			Thread.sleep(pause.toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	private static Duration remaining(long deadline) {
-		long nanos = deadline - System.nanoTime();
-		return (nanos > 0) ? Duration.ofNanos(nanos) : Duration.ZERO;
-	}
-
-	private static Duration min(Duration a, Duration b) {
-		Duration shorter = (a.compareTo(b) <= 0) ? a : b;
-		// A wait is whole milliseconds, and at least one.
-		return (shorter.toMillis() >= 1) ? shorter : Duration.ofMillis(1);
 	}
 
 	@Override

@@ -30,4 +30,13 @@ class DurationsTests {
 			.withMessageContaining("positive");
 	}
 
+	@Test
+	void aWaitMayBeZeroButNotNegative() {
+		assertThat(Durations.parseOrZero("0", "waitFor")).isZero();
+		assertThat(Durations.parseOrZero("0s", "waitFor")).isZero();
+		assertThat(Durations.parseOrZero("2s", "waitFor")).isEqualTo(Duration.ofSeconds(2));
+		assertThatIllegalArgumentException().isThrownBy(() -> Durations.parseOrZero("-PT1S", "waitFor"))
+			.withMessageContaining("@Idempotent(waitFor) must not be negative");
+	}
+
 }

@@ -77,9 +77,12 @@ final class IdempotentOperationCustomizer implements GlobalOperationCustomizer {
 		addProblem(responses, "500",
 				"The operation could not be committed, its transaction was aborted by a failed statement or joined"
 						+ " with another isolation level or read-only flag, or its response was larger than the"
-						+ " library holds until the commit: nothing was done. Retry with the same Idempotency-Key.",
+						+ " library holds until the commit: nothing was done. Retry with the same Idempotency-Key."
+						+ " Or the response stored for this key, encrypted at rest, cannot be decrypted any more:"
+						+ " the operation was done once and is not run again.",
 				List.of(IdempotencyProblemTypes.COMMIT_FAILED, IdempotencyProblemTypes.TRANSACTION_ABORTED,
-						IdempotencyProblemTypes.TRANSACTION_INCOMPATIBLE, IdempotencyProblemTypes.RESPONSE_TOO_LARGE));
+						IdempotencyProblemTypes.TRANSACTION_INCOMPATIBLE, IdempotencyProblemTypes.RESPONSE_TOO_LARGE,
+						IdempotencyProblemTypes.STORED_RESPONSE_UNREADABLE));
 		return operation;
 	}
 

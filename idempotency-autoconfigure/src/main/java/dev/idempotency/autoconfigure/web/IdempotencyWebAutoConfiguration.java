@@ -12,8 +12,10 @@ import dev.idempotency.autoconfigure.outbound.IdempotencyOutboundProperties;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
+import dev.idempotency.web.AesGcmStoredResponseEncryptor;
 import dev.idempotency.web.IdempotencyFilter;
 import dev.idempotency.web.IdempotencyScopeResolver;
+import dev.idempotency.web.StoredResponseEncryptor;
 import jakarta.servlet.DispatcherType;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -22,6 +24,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -30,6 +33,7 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
+import org.springframework.util.Assert;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
@@ -56,12 +60,27 @@ public final class IdempotencyWebAutoConfiguration {
 		return IdempotencyScopeResolver.principalOrGlobal();
 	}
 
+	/**
+	 * The encryptor of stored responses, from {@code idempotency.web.encryption.key}; a
+	 * key that is not a 128- or 256-bit AES key in base64 fails the startup.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnProperty("idempotency.web.encryption.key")
+	StoredResponseEncryptor idempotencyStoredResponseEncryptor(IdempotencyWebProperties properties) {
+		String key = properties.getEncryption().getKey();
+		Assert.state(key != null, "No key");
+		return AesGcmStoredResponseEncryptor.fromBase64(key, properties.getEncryption().getPreviousKeys(),
+				"idempotency.web.encryption");
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyFilter idempotencyFilter(IdempotencyKeyStore store,
 			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, IdempotencyScopeResolver scopeResolver,
 			IdempotencyWebProperties properties, ObjectProvider<IdempotencyMetrics> metrics,
+			ObjectProvider<StoredResponseEncryptor> encryptor,
 			ObjectProvider<IdempotencyFilterCustomizer> customizers) {
 		// The filter finds the DataSource of a JDBC store, and the transaction manager of
 		// that DataSource among those of the context.
@@ -76,6 +95,7 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setLockTimeout(properties.getLockTimeout());
 		filter.setLockAttemptTimeout(properties.getLockAttemptTimeout());
 		filter.setMaxRetryAfter(properties.getMaxRetryAfter());
+		filter.setDefaultWaitFor(properties.getWaitFor());
 		filter.setMaxPendingReleases(properties.getMaxPendingReleases());
 		filter.setValidateExistingTransactions(properties.isValidateExistingTransactions());
 		filter.setDefaultAbandonedClaimPolicy(properties.getAbandonedClaims());
@@ -83,6 +103,8 @@ public final class IdempotencyWebAutoConfiguration {
 		filter.setMaxRequestBodySize(properties.getMaxRequestBodySize().toBytes());
 		filter.setMaxResponseSize(properties.getMaxResponseSize().toBytes());
 		filter.setReplayedHeaders(properties.getReplayedHeaders());
+		filter.setStoredCredentialHeaders(properties.getStoredCredentialHeaders());
+		filter.setStoredResponseEncryptor(encryptor.getIfAvailable());
 		filter.setReleasedClientErrors(properties.getReleasedClientErrors());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(filter));
 		return filter;

@@ -66,6 +66,13 @@ public class IdempotencyWebProperties {
 	private Duration maxRetryAfter = IdempotencyFilter.DEFAULT_MAX_RETRY_AFTER;
 
 	/**
+	 * How long a duplicate of a running two-phase request waits for it, holding no
+	 * database connection, before getting 409; 0 for not at all. @Idempotent(waitFor)
+	 * overrides it per handler.
+	 */
+	private Duration waitFor = IdempotencyFilter.DEFAULT_WAIT_FOR;
+
+	/**
 	 * Longest time a waiting single-transaction duplicate holds a database connection at
 	 * a time, while the request it waits for runs on another instance; between attempts
 	 * it holds none. A duplicate of a request of the same instance waits holding none.
@@ -117,8 +124,22 @@ public class IdempotencyWebProperties {
 	 * Response headers replayed besides Content-Type, the other representation headers
 	 * (Content-Encoding, Content-Language, Content-Location, Content-Disposition,
 	 * Content-Range, Content-Digest, Repr-Digest), Location, ETag and Last-Modified.
+	 * Credential headers go in stored-credential-headers instead.
 	 */
 	private List<String> replayedHeaders = new ArrayList<>();
+
+	/**
+	 * Credential headers (Set-Cookie, Set-Cookie2, Authorization, Proxy-Authorization,
+	 * WWW-Authenticate, Proxy-Authenticate, Authentication-Info,
+	 * Proxy-Authentication-Info) that are stored and replayed. By default none is: the
+	 * first response carries them to its client, a replay never does.
+	 */
+	private List<String> storedCredentialHeaders = new ArrayList<>();
+
+	/**
+	 * Encryption at rest of stored responses.
+	 */
+	private final Encryption encryption = new Encryption();
 
 	/**
 	 * 4xx statuses that are not final: the transaction rolls back and the key is released
@@ -194,6 +215,14 @@ public class IdempotencyWebProperties {
 		this.lockAttemptTimeout = lockAttemptTimeout;
 	}
 
+	public Duration getWaitFor() {
+		return this.waitFor;
+	}
+
+	public void setWaitFor(Duration waitFor) {
+		this.waitFor = waitFor;
+	}
+
 	public int getMaxPendingReleases() {
 		return this.maxPendingReleases;
 	}
@@ -250,6 +279,18 @@ public class IdempotencyWebProperties {
 		this.replayedHeaders = replayedHeaders;
 	}
 
+	public List<String> getStoredCredentialHeaders() {
+		return this.storedCredentialHeaders;
+	}
+
+	public void setStoredCredentialHeaders(List<String> storedCredentialHeaders) {
+		this.storedCredentialHeaders = storedCredentialHeaders;
+	}
+
+	public Encryption getEncryption() {
+		return this.encryption;
+	}
+
 	public Set<Integer> getReleasedClientErrors() {
 		return this.releasedClientErrors;
 	}
@@ -272,6 +313,42 @@ public class IdempotencyWebProperties {
 
 	public void setTransactionManager(@Nullable String transactionManager) {
 		this.transactionManager = transactionManager;
+	}
+
+	/**
+	 * Encryption at rest of the stored responses, with AES-GCM.
+	 */
+	public static class Encryption {
+
+		/**
+		 * AES key (128 or 256 bits, in base64) that stored response headers and bodies
+		 * are encrypted with. When unset, they are stored as they were sent.
+		 */
+		private @Nullable String key;
+
+		/**
+		 * Previous AES keys (in base64) that responses stored before a key rotation still
+		 * decrypt with. A response whose key is in neither is answered with a 500
+		 * problem.
+		 */
+		private List<String> previousKeys = new ArrayList<>();
+
+		public @Nullable String getKey() {
+			return this.key;
+		}
+
+		public void setKey(@Nullable String key) {
+			this.key = key;
+		}
+
+		public List<String> getPreviousKeys() {
+			return this.previousKeys;
+		}
+
+		public void setPreviousKeys(List<String> previousKeys) {
+			this.previousKeys = previousKeys;
+		}
+
 	}
 
 }
