@@ -52,6 +52,9 @@ import org.springframework.util.Assert;
  * A message whose payload and headers take more than {@link #setMaxPayloadSize(int) the
  * maximum payload size} is refused before anything is written.
  * <p>
+ * With {@link #setTracing(OutboxTracing) tracing}, each message is stored with the trace
+ * context current at its append, among its headers.
+ * <p>
  * After a transaction that appended commits, the listeners given to
  * {@link #afterCommit(Runnable)} run, so that the relay of this instance starts at once
  * instead of at its next poll.
@@ -98,6 +101,8 @@ public class JdbcOutbox implements Outbox {
 	private volatile int maxPayloadSize = DEFAULT_MAX_PAYLOAD_SIZE;
 
 	private volatile int maxKeyLocks = DEFAULT_MAX_KEY_LOCKS;
+
+	private volatile OutboxTracing tracing = OutboxTracing.NONE;
 
 	/**
 	 * Create an outbox on the default table.
@@ -164,6 +169,18 @@ public class JdbcOutbox implements Outbox {
 	}
 
 	/**
+	 * Set the tracing that stores the current trace context with each appended message
+	 * (default {@link OutboxTracing#NONE}). Its headers count towards the
+	 * {@link #setMaxPayloadSize(int) maximum payload size}; a header of the same name
+	 * that the message already has is kept as it is.
+	 * @param tracing the tracing
+	 */
+	public void setTracing(OutboxTracing tracing) {
+		Assert.notNull(tracing, "tracing must not be null");
+		this.tracing = tracing;
+	}
+
+	/**
 	 * Run a listener after every commit of a transaction that appended at least one
 	 * message, typically {@link OutboxRelay#wakeUp()}.
 	 * @param listener the listener; it runs on the committing thread and must be quick
@@ -226,9 +243,14 @@ public class JdbcOutbox implements Outbox {
 		Object payload = message.getPayload();
 		byte[] bytes = (payload instanceof byte[] raw) ? raw : this.jsonMapper.writeValueAsBytes(payload);
 		String headers = null;
-		if (!message.getHeaders().isEmpty()) {
-			Map<String, List<String>> lines = new LinkedHashMap<>();
-			message.getHeaders().forEach((name, value) -> lines.put(name, List.of(value)));
+		Map<String, List<String>> lines = new LinkedHashMap<>();
+		message.getHeaders().forEach((name, value) -> lines.put(name, List.of(value)));
+		this.tracing.currentContext().forEach((name, value) -> {
+			if (lines.keySet().stream().noneMatch(name::equalsIgnoreCase)) {
+				lines.put(name, List.of(value));
+			}
+		});
+		if (!lines.isEmpty()) {
 			headers = HeaderCodec.encode(lines);
 		}
 		long size = bytes.length + ((headers != null) ? headers.getBytes(StandardCharsets.UTF_8).length : 0);

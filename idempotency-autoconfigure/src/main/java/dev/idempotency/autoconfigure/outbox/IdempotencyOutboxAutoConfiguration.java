@@ -27,7 +27,12 @@ import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxRelayBuilder;
 import dev.idempotency.outbox.OutboxSchema;
+import dev.idempotency.outbox.OutboxTracing;
+import dev.idempotency.outbox.http.HttpOutboxDestination;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
+import dev.idempotency.outbox.tracing.MicrometerOutboxTracing;
+import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.propagation.Propagator;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.json.JsonMapper;
@@ -67,19 +72,28 @@ import org.springframework.util.function.SingletonSupplier;
  * table, its backlog and its dead rows, the relay's health, and the {@code outbox}
  * section of the {@code idempotency} endpoint.
  * <p>
+ * With a Micrometer Tracing {@link Tracer} and {@link Propagator} (Spring Boot's tracing
+ * auto-configuration provides them), the trace context of each append is stored with its
+ * row and the Kafka destination and the {@link HttpOutboxDestination} beans send each row
+ * in a span that continues it, unless {@code idempotency.outbox.tracing.enabled=false}.
+ * <p>
  * While this instance runs a relay, appends to a destination name that none of its
  * destinations supports are refused: such a row would never be published.
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class,
-		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
-				"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
-				"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
+@AutoConfiguration(after = DataSourceAutoConfiguration.class, afterName = {
+		"org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+		"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+		"org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
+		"org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration",
+		"org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration" })
 @ConditionalOnClass({ JdbcOutbox.class, JdbcTemplate.class })
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties({ IdempotencyOutboxProperties.class, IdempotencyJdbcProperties.class })
-@Import({ IdempotencyOutboxAutoConfiguration.KafkaDestinationConfiguration.class,
+@Import({ IdempotencyOutboxAutoConfiguration.TracingConfiguration.class,
+		IdempotencyOutboxAutoConfiguration.KafkaDestinationConfiguration.class,
 		IdempotencyOutboxAutoConfiguration.RelayConfiguration.class,
 		IdempotencyOutboxAutoConfiguration.EndpointSectionConfiguration.class })
 public final class IdempotencyOutboxAutoConfiguration {
@@ -94,9 +108,10 @@ public final class IdempotencyOutboxAutoConfiguration {
 	JdbcOutbox outbox(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, ObjectProvider<JsonMapper> jsonMapper,
 			IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties,
-			ObjectProvider<OutboxRelay> relay) {
+			ObjectProvider<OutboxRelay> relay, ObjectProvider<OutboxTracing> tracing) {
 		JdbcOutbox outbox = new JdbcOutbox(idempotencyDataSource.getIfAvailable(dataSource::getObject),
 				jsonMapper.getIfAvailable(JsonMapper::new), jdbcProperties.qualify(properties.getTable()));
+		tracing.ifAvailable(outbox::setTracing);
 		outbox.setMaxPayloadSize((int) Math.min(properties.getMaxPayloadSize().toBytes(), Integer.MAX_VALUE));
 		outbox.setMaxKeyLocks(properties.getMaxKeyLocks());
 		if (properties.getRelay().isEnabled()) {
@@ -190,6 +205,21 @@ public final class IdempotencyOutboxAutoConfiguration {
 	}
 
 	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ Tracer.class, MicrometerOutboxTracing.class })
+	@ConditionalOnBean({ Tracer.class, Propagator.class })
+	@ConditionalOnBooleanProperty(name = "idempotency.outbox.tracing.enabled",
+			matchIfMissing = IdempotencyOutboxProperties.Tracing.DEFAULT_ENABLED)
+	static class TracingConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		OutboxTracing outboxTracing(Tracer tracer, Propagator propagator) {
+			return new MicrometerOutboxTracing(tracer, propagator);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(KafkaTemplate.class)
 	@ConditionalOnBean(ProducerFactory.class)
 	@ConditionalOnBooleanProperty(name = "idempotency.outbox.kafka.enabled", matchIfMissing = true)
@@ -218,10 +248,12 @@ public final class IdempotencyOutboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(KafkaOutboxDestination.class)
 		@SuppressWarnings("unchecked")
-		KafkaOutboxDestination outboxKafkaDestination(BeanFactory beanFactory) {
+		KafkaOutboxDestination outboxKafkaDestination(BeanFactory beanFactory, ObjectProvider<OutboxTracing> tracing) {
 			ProducerFactory<byte[], byte[]> producerFactory = beanFactory.getBean("outboxKafkaProducerFactory",
 					ProducerFactory.class);
-			return new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory));
+			KafkaOutboxDestination destination = new KafkaOutboxDestination(new KafkaTemplate<>(producerFactory));
+			tracing.ifAvailable(destination::setTracing);
+			return destination;
 		}
 
 	}
@@ -237,7 +269,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 				ObjectProvider<DataSource> dataSource, IdempotencyOutboxProperties properties,
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
 				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
-				ObjectProvider<IdempotencyMetrics> metrics, Environment environment) {
+				ObjectProvider<IdempotencyMetrics> metrics, ObjectProvider<OutboxTracing> tracing,
+				Environment environment) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelayBuilder builder = OutboxRelay
 				.builder(idempotencyDataSource.getIfAvailable(dataSource::getObject))
@@ -254,7 +287,13 @@ public final class IdempotencyOutboxAutoConfiguration {
 				.backoff(relay.getInitialBackoff(), relay.getMaxBackoff())
 				.shutdownTimeout(relay.getShutdownTimeout())
 				.metrics(metrics.getIfAvailable(IdempotencyMetrics::noop));
-			destinations.orderedStream().forEach(builder::destination);
+			OutboxTracing outboxTracing = tracing.getIfAvailable();
+			destinations.orderedStream().forEach((destination) -> {
+				if (outboxTracing != null && destination instanceof HttpOutboxDestination http) {
+					http.setTracing(outboxTracing);
+				}
+				builder.destination(destination);
+			});
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			OutboxRelay outboxRelay = builder.build();
 			warnOfAShortShutdownPhase(environment, relay.getShutdownTimeout());

@@ -60,6 +60,11 @@ public class IdempotencyOutboxProperties {
 	private final Kafka kafka = new Kafka();
 
 	/**
+	 * Trace context settings.
+	 */
+	private final Tracing tracing = new Tracing();
+
+	/**
 	 * How long published rows are kept before retention cleanup deletes them.
 	 */
 	private Duration retention = Duration.ofDays(7);
@@ -107,6 +112,10 @@ public class IdempotencyOutboxProperties {
 
 	public Kafka getKafka() {
 		return this.kafka;
+	}
+
+	public Tracing getTracing() {
+		return this.tracing;
 	}
 
 	public Duration getRetention() {
@@ -392,6 +401,31 @@ public class IdempotencyOutboxProperties {
 
 		public void setMaxBlock(Duration maxBlock) {
 			this.maxBlock = maxBlock;
+		}
+
+	}
+
+	/**
+	 * Trace context through the outbox, with Micrometer Tracing.
+	 */
+	public static class Tracing {
+
+		/** The default of {@link #isEnabled()}. */
+		public static final boolean DEFAULT_ENABLED = true;
+
+		/**
+		 * Whether to store the trace context (and baggage) current at each append with
+		 * its row, and send each row in a span that continues it, when the application
+		 * has a Micrometer Tracing Tracer and Propagator.
+		 */
+		private boolean enabled = DEFAULT_ENABLED;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
 		}
 
 	}

@@ -21,6 +21,10 @@ import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxEvent;
 import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxTracing;
+import dev.idempotency.outbox.tracing.MicrometerOutboxTracing;
+import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.propagation.Propagator;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
@@ -69,6 +73,21 @@ class IdempotencyOutboxAutoConfigurationTests {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyOutboxAutoConfiguration.class))
 			.run((context) -> assertThat(context).doesNotHaveBean(Outbox.class).doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void aTracerAndAPropagatorGiveTheOutboxItsTracingUnlessTurnedOff() {
+		this.contextRunner.withPropertyValues("idempotency.outbox.table=tracing_outbox")
+			.run((context) -> assertThat(context).doesNotHaveBean(OutboxTracing.class));
+		ApplicationContextRunner traced = this.contextRunner
+			.withPropertyValues("idempotency.outbox.table=tracing_outbox")
+			.withBean(Tracer.class, () -> Tracer.NOOP)
+			.withBean(Propagator.class, () -> Propagator.NOOP);
+		traced.run((context) -> assertThat(context).hasSingleBean(OutboxTracing.class)
+			.getBean(OutboxTracing.class)
+			.isInstanceOf(MicrometerOutboxTracing.class));
+		traced.withPropertyValues("idempotency.outbox.tracing.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(OutboxTracing.class));
 	}
 
 	@Test

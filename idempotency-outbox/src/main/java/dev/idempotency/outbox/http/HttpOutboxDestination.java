@@ -15,6 +15,7 @@ import dev.idempotency.outbound.ProviderStatusCheck;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxMessage.OrderKey;
+import dev.idempotency.outbox.OutboxTracing;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
@@ -36,6 +37,9 @@ import org.springframework.util.Assert;
  * <p>
  * Without {@link OutboundCalls}, give it the provider's idempotency key retention as the
  * maximum age, with the same effect.
+ * <p>
+ * With {@link #setTracing(OutboxTracing) tracing}, each row is sent in a span that
+ * continues the trace stored with it, and the request carries that span's context.
  * <p>
  * Give it the timeout of one call ({@link #withCallTimeout(Duration)}), as the sender's
  * client enforces it (its connect plus read timeout): a call starts only when it, and a
@@ -61,6 +65,8 @@ public final class HttpOutboxDestination implements OutboxDestination {
 	private final @Nullable ProviderStatusCheck<@Nullable Object> statusCheck;
 
 	private final @Nullable Duration callTimeout;
+
+	private volatile OutboxTracing tracing = OutboxTracing.NONE;
 
 	/**
 	 * Create a destination.
@@ -117,6 +123,19 @@ public final class HttpOutboxDestination implements OutboxDestination {
 		this.provider = destination.provider;
 		this.statusCheck = destination.statusCheck;
 		this.callTimeout = callTimeout;
+		this.tracing = destination.tracing;
+	}
+
+	/**
+	 * Set the tracing of the sends (default {@link OutboxTracing#NONE}): each row's calls
+	 * (its status check included) run in a span that is a child of the trace context
+	 * stored with the row, and the request carries that span's context in its headers
+	 * instead of the stored one.
+	 * @param tracing the tracing
+	 */
+	public void setTracing(OutboxTracing tracing) {
+		Assert.notNull(tracing, "tracing must not be null");
+		this.tracing = tracing;
 	}
 
 	/**
@@ -211,13 +230,17 @@ public final class HttpOutboxDestination implements OutboxDestination {
 				}
 				continue;
 			}
-			try {
-				send(message);
+			OutboxTracing.Send traced = this.tracing.startSend(message, "http");
+			try (OutboxTracing.Scope scope = traced.open()) {
+				send(traced.message());
+				traced.end(null);
 			}
 			catch (InterruptedException ex) {
+				traced.end(ex);
 				throw ex;
 			}
 			catch (Exception ex) {
+				traced.end(ex);
 				failures.put(message.id(), ex);
 				if (key != null) {
 					failedKeys.add(key);

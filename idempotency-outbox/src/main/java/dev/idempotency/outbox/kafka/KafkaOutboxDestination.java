@@ -18,6 +18,7 @@ import dev.idempotency.core.EventHeaders;
 import dev.idempotency.outbox.OutboxDestination;
 import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxMessage.OrderKey;
+import dev.idempotency.outbox.OutboxTracing;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -73,6 +74,9 @@ import org.springframework.util.Assert;
  * metadata: the cluster is unreachable), nothing more goes to that topic in this
  * delivery.
  * <p>
+ * With {@link #setTracing(OutboxTracing) tracing}, each record is sent in a span that
+ * continues the trace stored with its row, and carries that span's context.
+ * <p>
  * Failures that sending again cannot change are {@link #isPermanent permanent}, and their
  * rows DEAD at once: a record too large, an invalid topic, a missing authorization, a
  * record the serializer or the broker cannot take as it is. Use
@@ -123,6 +127,8 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 
 	private final TopicLimits topicLimits;
 
+	private volatile OutboxTracing tracing = OutboxTracing.NONE;
+
 	/**
 	 * Create a destination for every destination name.
 	 * @param kafka the template, with byte array serializers; its producer's
@@ -151,6 +157,17 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 			.ofMillis(millis(settings.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG), KAFKA_DEFAULT_DELIVERY_TIMEOUT));
 		this.batchSize = (int) millis(settings.get(ProducerConfig.BATCH_SIZE_CONFIG), KAFKA_DEFAULT_BATCH_SIZE);
 		this.topicLimits = new TopicLimits(config);
+	}
+
+	/**
+	 * Set the tracing of the sends (default {@link OutboxTracing#NONE}): each record is
+	 * sent in a span that is a child of the trace context stored with its row, and
+	 * carries that span's context in its headers instead of the stored one.
+	 * @param tracing the tracing
+	 */
+	public void setTracing(OutboxTracing tracing) {
+		Assert.notNull(tracing, "tracing must not be null");
+		this.tracing = tracing;
 	}
 
 	private static @Nullable Map<String, Object> producerSettings(KafkaOperations<byte[], byte[]> kafka) {
@@ -339,18 +356,28 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 
 	private void send(OutboxMessage message, List<Send> sends, Map<Long, Throwable> failures, Set<OrderKey> stoppedKeys,
 			Set<String> unavailableTopics) throws InterruptedException {
+		OutboxTracing.Send traced = this.tracing.startSend(message, "kafka");
 		try {
-			CompletableFuture<?> send = this.kafka.send(record(message));
+			CompletableFuture<?> send;
+			try (OutboxTracing.Scope scope = traced.open()) {
+				send = this.kafka.send(record(traced.message()));
+			}
+			send.whenComplete((result, error) -> traced.end((error != null) ? unwrap(error) : null));
 			if (send.isCompletedExceptionally()) {
 				send.join();
 			}
 			sends.add(new Send(message, send, System.nanoTime()));
 		}
 		catch (InterruptException ex) {
+			traced.end(ex);
 			throw new InterruptedException("Interrupted while sending the outbox's records");
 		}
 		catch (RuntimeException ex) {
 			Throwable failure = unwrap(ex);
+			if (!(ex instanceof CompletionException)) {
+				// Thrown by send() itself: the future that ends the span never existed.
+				traced.end(failure);
+			}
 			failures.put(message.id(), failure);
 			stopKeys(message, stoppedKeys);
 			if (causedByTimeout(failure)) {
