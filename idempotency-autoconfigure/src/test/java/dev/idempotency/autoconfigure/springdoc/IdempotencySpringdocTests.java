@@ -80,7 +80,8 @@ class IdempotencySpringdocTests {
 		assertThat(problemTypes(responses, "500")).containsExactly(IdempotencyProblemTypes.COMMIT_FAILED.toString(),
 				IdempotencyProblemTypes.TRANSACTION_ABORTED.toString(),
 				IdempotencyProblemTypes.TRANSACTION_INCOMPATIBLE.toString(),
-				IdempotencyProblemTypes.RESPONSE_TOO_LARGE.toString());
+				IdempotencyProblemTypes.RESPONSE_TOO_LARGE.toString(),
+				IdempotencyProblemTypes.STORED_RESPONSE_UNREADABLE.toString());
 		assertThat(responses.get("200").get("headers").has("Idempotent-Replayed")).isTrue();
 	}
 
