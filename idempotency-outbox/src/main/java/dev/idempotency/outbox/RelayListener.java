@@ -129,6 +129,14 @@ final class RelayListener {
 	}
 
 	/**
+	 * Whether the listener's thread is alive: it listens, or tries to listen again.
+	 */
+	boolean isRunning() {
+		Thread listener = this.thread;
+		return listener != null && listener.isAlive();
+	}
+
+	/**
 	 * The process id of the PostgreSQL backend that listens, {@code 0} while none does.
 	 */
 	int backendPid() {

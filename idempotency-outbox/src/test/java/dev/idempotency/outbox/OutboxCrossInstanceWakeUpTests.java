@@ -1,5 +1,9 @@
 package dev.idempotency.outbox;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,9 +22,11 @@ import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * Two instances of an application, each with a data source and a relay of its own, whose
@@ -241,6 +247,60 @@ class OutboxCrossInstanceWakeUpTests {
 			gate.countDown();
 			relayB.stop();
 		}
+	}
+
+	@Test
+	void aRelayWhoseConnectionsAreNotOfThePostgresDriverStopsListeningAndPolls() throws Exception {
+		String table = "wake_proxy_outbox";
+		OutboxTestSupport.createTable(this.schema.dataSource(), table);
+		DataSource opaque = new DelegatingDataSource(this.schema.dataSource()) {
+			@Override
+			public Connection getConnection() throws SQLException {
+				Connection target = super.getConnection();
+				return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
+						new Class<?>[] { Connection.class }, (proxy, method, args) -> switch (method.getName()) {
+							case "isWrapperFor" -> false;
+							case "unwrap" -> throw new SQLException("Not a wrapper");
+							default -> {
+								try {
+									yield method.invoke(target, args);
+								}
+								catch (InvocationTargetException ex) {
+									throw ex.getCause();
+								}
+							}
+						});
+			}
+		};
+		CountDownLatch published = new CountDownLatch(1);
+		OutboxRelay relay = OutboxRelay.builder(opaque).table(table).destination((messages, t) -> {
+			published.countDown();
+			return Map.of();
+		}).pollInterval(Duration.ofMillis(200)).listen(true).build();
+		relay.start();
+		try {
+			OutboxTestSupport.await(Duration.ofSeconds(10), "the listener ends", () -> !relay.listener().isRunning());
+			assertThat(relay.listener().backendPid()).isZero();
+			DataSource instanceA = this.schema.dataSource();
+			append(instanceA, notifyingOutbox(instanceA, table), "polled");
+			assertThat(published.await(10, TimeUnit.SECONDS)).isTrue();
+			assertThat(relay.isRunning()).isTrue();
+		}
+		finally {
+			relay.stop();
+		}
+	}
+
+	@Test
+	void theChannelOfATableIsAnIdentifierOfAtMost63BytesDistinctPerTable() {
+		assertThat(OutboxStatements.channel("Outbox")).isEqualTo("idempotency:outbox");
+		assertThat(OutboxStatements.channel("app.outbox")).isEqualTo("idempotency:app.outbox");
+		String schemaName = "s".repeat(63);
+		String first = OutboxStatements.channel(schemaName + ".outbox_one");
+		String second = OutboxStatements.channel(schemaName + ".outbox_two");
+		assertThat(first).hasSize(63).startsWith("idempotency:sss").isNotEqualTo(second);
+		assertThat(OutboxStatements.channel(schemaName + ".outbox_one")).isEqualTo(first);
+		assertThatIllegalArgumentException().isThrownBy(() -> OutboxStatements.channel("outbox\"; NOTIFY x; --"));
 	}
 
 	private static JdbcOutbox notifyingOutbox(DataSource dataSource, String table) {
