@@ -18,6 +18,8 @@ import java.util.concurrent.locks.LockSupport;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.JdbcOutbox;
+import dev.idempotency.outbox.OutboxDestination;
+import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.test.TestDatabase;
@@ -243,10 +245,20 @@ public final class CrossInstanceWakeUp {
 					.name(name)
 					.table(table)
 					.listen(notify)
-					.destination((messages, timeout) -> {
-						long now = System.nanoTime();
-						messages.forEach((message) -> arrivals.put(message.id(), now));
-						return Map.of();
+					.destination(new OutboxDestination() {
+
+						@Override
+						public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout) {
+							long now = System.nanoTime();
+							messages.forEach((message) -> arrivals.put(message.id(), now));
+							return Map.of();
+						}
+
+						@Override
+						public Duration sendTimeout() {
+							return Duration.ZERO;
+						}
+
 					})
 					.build();
 				this.outbox.afterCommit(outboxRelay::wakeUp);
