@@ -39,6 +39,16 @@ class BenchmarksSmokeTests {
 	}
 
 	@Test
+	void everyCrossInstanceLayoutPublishesEveryEventAndIsPrinted() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		// A run fails when an event is not published within a minute.
+		Map<String, List<double[]>> results = CrossInstanceWakeUp.run(Duration.ofMillis(500), 1,
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(results).hasSize(4).allSatisfy((name, runs) -> assertThat(runs).singleElement());
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("p99").contains("notify").contains("commits");
+	}
+
+	@Test
 	void everyHttpEndpointAnswersOverHttpAndIsPrinted() throws Exception {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		Map<String, List<HttpBenchmark.Result>> results = HttpBenchmark.run(Duration.ofMillis(300), 1, 2,

@@ -57,7 +57,9 @@ import org.springframework.util.Assert;
  * <p>
  * After a transaction that appended commits, the listeners given to
  * {@link #afterCommit(Runnable)} run, so that the relay of this instance starts at once
- * instead of at its next poll.
+ * instead of at its next poll. With {@link #setNotifyRelays(boolean)}, each insert also
+ * notifies the table's channel, so that the relays of every instance that
+ * {@linkplain OutboxRelayBuilder#listen(boolean) listen} start at the commit too.
  *
  * @since 0.1.0
  */
@@ -103,6 +105,8 @@ public class JdbcOutbox implements Outbox {
 	private volatile int maxKeyLocks = DEFAULT_MAX_KEY_LOCKS;
 
 	private volatile OutboxTracing tracing = OutboxTracing.NONE;
+
+	private volatile boolean notifyRelays;
 
 	/**
 	 * Create an outbox on the default table.
@@ -181,6 +185,20 @@ public class JdbcOutbox implements Outbox {
 	}
 
 	/**
+	 * Whether each append also notifies the relays of every instance that listen on the
+	 * table's channel (default {@code false}). The notification is part of the insert (no
+	 * statement of its own), and PostgreSQL delivers it at the commit, once per
+	 * transaction, never for one that rolls back. Its price is at the commit: PostgreSQL
+	 * serializes the commits of all transactions that notified, on the whole server, on
+	 * one lock; and a transaction that notified cannot be prepared for a two-phase (XA)
+	 * commit.
+	 * @param notifyRelays whether to notify
+	 */
+	public void setNotifyRelays(boolean notifyRelays) {
+		this.notifyRelays = notifyRelays;
+	}
+
+	/**
 	 * Run a listener after every commit of a transaction that appended at least one
 	 * message, typically {@link OutboxRelay#wakeUp()}.
 	 * @param listener the listener; it runs on the committing thread and must be quick
@@ -197,7 +215,7 @@ public class JdbcOutbox implements Outbox {
 		Row row = row(message);
 		int[] locks = transactionAppends().locks(List.of(message));
 		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.update(this.sql.insert, row.parameters(locks[0]), keys, new String[] { "id" });
+		this.jdbc.update(insert(), row.parameters(locks[0]), keys, new String[] { "id" });
 		Number id = keys.getKey();
 		Assert.state(id != null, "The outbox insert returned no id");
 		return id.longValue();
@@ -225,7 +243,7 @@ public class JdbcOutbox implements Outbox {
 			parameters[i] = rows.get(i).parameters(locks[i]);
 		}
 		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.batchUpdate(this.sql.insert, parameters, keys, new String[] { "id" });
+		this.jdbc.batchUpdate(insert(), parameters, keys, new String[] { "id" });
 		List<Long> ids = new ArrayList<>(events.size());
 		for (Map<String, Object> key : keys.getKeyList()) {
 			ids.add(((Number) key.get("id")).longValue());
@@ -233,6 +251,10 @@ public class JdbcOutbox implements Outbox {
 		Assert.state(ids.size() == events.size(),
 				() -> "The outbox insert returned " + ids.size() + " ids for " + events.size() + " messages");
 		return ids;
+	}
+
+	private String insert() {
+		return this.notifyRelays ? this.sql.insertNotifying : this.sql.insert;
 	}
 
 	/**

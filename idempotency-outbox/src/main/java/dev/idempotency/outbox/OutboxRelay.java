@@ -51,10 +51,11 @@ import org.springframework.util.Assert;
  * {@link LockingCycle} for simple mode, {@link ClaimAheadCycle} for a started two-phase
  * relay that claims ahead). As a {@link SmartLifecycle} it runs on a thread of its own,
  * which survives whatever a cycle throws, wakes up at once on {@link #wakeUp()} and
- * otherwise polls. It stops claiming as soon as its application context starts closing,
- * and stops in a late {@link #PHASE phase}, after the web server and the Kafka listener
- * containers: it finishes the batch in flight, or gives it back to the outbox when the
- * shutdown timeout passes.
+ * otherwise polls; it may also {@linkplain OutboxRelayBuilder#listen(boolean) listen} for
+ * the appends of every instance. It stops claiming as soon as its application context
+ * starts closing, and stops in a late {@link #PHASE phase}, after the web server and the
+ * Kafka listener containers: it finishes the batch in flight, or gives it back to the
+ * outbox when the shutdown timeout passes.
  *
  * @since 0.1.0
  */
@@ -113,6 +114,8 @@ public final class OutboxRelay
 
 	private final RelayLoop loop;
 
+	private final @Nullable RelayListener listener;
+
 	private @Nullable ApplicationContext applicationContext;
 
 	private long lastReap;
@@ -143,6 +146,8 @@ public final class OutboxRelay
 		this.once = (builder.mode == Mode.SIMPLE) ? new LockingCycle(steps, transactions) : new TwoPhaseCycle(steps);
 		this.loop = new RelayLoop(builder.name, this::cycle, this::closeCycle, builder.pollInterval, builder.maxBackoff,
 				builder.shutdownTimeout);
+		this.listener = builder.listen ? new RelayListener(builder.dataSource, OutboxStatements.channel(builder.table),
+				builder.name, builder.pollInterval, this.loop::wakeUp) : null;
 		this.started = (builder.claimAhead && builder.mode == Mode.TWO_PHASE)
 				? new ClaimAheadCycle(steps, this.loop::isClaiming, builder.name) : this.once;
 		this.lastReap = System.nanoTime() - this.reapInterval.toNanos();
@@ -271,6 +276,13 @@ public final class OutboxRelay
 		return this.reaper.reap();
 	}
 
+	/**
+	 * The connection that listens for appends, for tests.
+	 */
+	@Nullable RelayListener listener() {
+		return this.listener;
+	}
+
 	private int cycle() {
 		if (this.mode == Mode.TWO_PHASE && System.nanoTime() - this.lastReap >= this.reapInterval.toNanos()) {
 			this.lastReap = System.nanoTime();
@@ -295,6 +307,9 @@ public final class OutboxRelay
 			}
 		}
 		this.loop.start();
+		if (this.listener != null) {
+			this.listener.start();
+		}
 	}
 
 	/**
@@ -306,6 +321,9 @@ public final class OutboxRelay
 	public void onApplicationEvent(ContextClosedEvent event) {
 		if (event.getApplicationContext() == this.applicationContext) {
 			this.loop.stopClaiming();
+			if (this.listener != null) {
+				this.listener.stopListening();
+			}
 		}
 	}
 
@@ -316,7 +334,13 @@ public final class OutboxRelay
 
 	@Override
 	public void stop() {
+		if (this.listener != null) {
+			this.listener.stopListening();
+		}
 		this.loop.stop();
+		if (this.listener != null) {
+			this.listener.stop();
+		}
 	}
 
 	@Override

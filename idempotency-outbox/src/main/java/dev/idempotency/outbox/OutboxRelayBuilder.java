@@ -42,6 +42,9 @@ public final class OutboxRelayBuilder {
 	/** Whether a started two-phase relay claims ahead by default. */
 	public static final boolean DEFAULT_CLAIM_AHEAD = true;
 
+	/** Whether a started relay listens for the appends of every instance by default. */
+	public static final boolean DEFAULT_LISTEN = false;
+
 	/** The default of the sends after which a row becomes DEAD. */
 	public static final int DEFAULT_MAX_ATTEMPTS = 20;
 
@@ -78,6 +81,8 @@ public final class OutboxRelayBuilder {
 	Duration reapInterval = DEFAULT_REAP_INTERVAL;
 
 	boolean claimAhead = DEFAULT_CLAIM_AHEAD;
+
+	boolean listen = DEFAULT_LISTEN;
 
 	int maxAttempts = DEFAULT_MAX_ATTEMPTS;
 
@@ -223,6 +228,24 @@ public final class OutboxRelayBuilder {
 	 */
 	public OutboxRelayBuilder claimAhead(boolean claimAhead) {
 		this.claimAhead = claimAhead;
+		return this;
+	}
+
+	/**
+	 * Whether a started relay listens on the outbox table's PostgreSQL channel, so that
+	 * an append committed on any instance wakes it at once (default {@code false}).
+	 * Appends notify the channel when their outbox is told to
+	 * ({@link JdbcOutbox#setNotifyRelays(boolean)}); without notifications, a relay
+	 * learns of the appends of other instances at its next poll. The relay then holds one
+	 * connection of its data source, taken from its pool for as long as it runs, on a
+	 * thread of its own; a lost connection is replaced after a backoff while the relay
+	 * polls, and a data source that is not PostgreSQL's JDBC driver's leaves the relay
+	 * polling, with one warning. {@link OutboxRelay#runOnce()} never listens.
+	 * @param listen whether to listen
+	 * @return this builder
+	 */
+	public OutboxRelayBuilder listen(boolean listen) {
+		this.listen = listen;
 		return this;
 	}
 

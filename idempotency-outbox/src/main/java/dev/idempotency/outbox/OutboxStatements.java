@@ -1,5 +1,9 @@
 package dev.idempotency.outbox;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.zip.CRC32;
+
 import dev.idempotency.core.jdbc.TableNames;
 
 /**
@@ -21,6 +25,11 @@ final class OutboxStatements {
 	static final String PUBLISHED = "status = 'PUBLISHED'";
 
 	/**
+	 * The longest channel name, in bytes: PostgreSQL's identifiers (NAMEDATALEN - 1).
+	 */
+	static final int MAX_CHANNEL_LENGTH = 63;
+
+	/**
 	 * Append a row. Parameters: {@code destination}, {@code message_key},
 	 * {@code payload}, {@code headers}, {@code event_id}, {@code event_type},
 	 * {@code idempotency_key}, and {@code key_lock}: the lock that keeps the key's rows
@@ -29,6 +38,14 @@ final class OutboxStatements {
 	 * {@value JdbcOutbox#NO_LOCK}.
 	 */
 	final String insert;
+
+	/**
+	 * The same insert, which also notifies the table's {@link #channel(String) channel}:
+	 * PostgreSQL delivers the notification to the listening relays when the transaction
+	 * commits (never when it rolls back), once per transaction however many rows it
+	 * appended.
+	 */
+	final String insertNotifying;
 
 	/**
 	 * Up to {@code limit} keys with unpublished rows after ({@code from_destination},
@@ -89,21 +106,10 @@ final class OutboxStatements {
 		// holds, so ids of one key follow the commit order of their transactions. Keys
 		// hash to 64 bits, seeded by table and destination: a collision only serialises
 		// two keys' appends.
-		this.insert = TableNames.render(
-				"""
-						INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
-						                     idempotency_key, status, attempts, available_at, created_at)
-						SELECT :destination, :message_key, :payload, :headers, :event_id, :event_type, :idempotency_key,
-						       'PENDING', 0, now(), now()
-						FROM (SELECT CASE WHEN :key_lock = 1 THEN pg_advisory_xact_lock_shared(hashtextextended('%TABLE%', 0))
-						                  WHEN :key_lock = 2 THEN pg_advisory_xact_lock(hashtextextended('%TABLE%', 0))
-						             END AS table_lock,
-						             CASE WHEN :key_lock = 1
-						                  THEN pg_advisory_xact_lock(hashtextextended(:message_key::text,
-						                                                              hashtext('%TABLE%:' || :destination::text)))
-						             END AS key_lock) AS locks
-						""",
-				table);
+		this.insert = insert(table, "");
+		// pg_notify is volatile, like the lock functions, so it is evaluated although no
+		// column reads it: it costs no round trip of its own.
+		this.insertNotifying = insert(table, ",\n       pg_notify('" + channel(table) + "', '') AS notified");
 		// A loose index scan: one index probe per distinct key with unpublished rows,
 		// starting after a cursor so that every key gets its turn. The first entry of a
 		// key in the (destination, message_key, id) index of unpublished rows is its
@@ -272,6 +278,46 @@ final class OutboxStatements {
 				""", table);
 		this.redrive = redrive + "  AND id = :id\n";
 		this.redriveAll = redrive;
+	}
+
+	private static String insert(String table, String notify) {
+		return TableNames
+			.render("""
+					INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
+					                     idempotency_key, status, attempts, available_at, created_at)
+					SELECT :destination, :message_key, :payload, :headers, :event_id, :event_type, :idempotency_key,
+					       'PENDING', 0, now(), now()
+					FROM (SELECT CASE WHEN :key_lock = 1 THEN pg_advisory_xact_lock_shared(hashtextextended('%TABLE%', 0))
+					                  WHEN :key_lock = 2 THEN pg_advisory_xact_lock(hashtextextended('%TABLE%', 0))
+					             END AS table_lock,
+					             CASE WHEN :key_lock = 1
+					                  THEN pg_advisory_xact_lock(hashtextextended(:message_key::text,
+					                                                              hashtext('%TABLE%:' || :destination::text)))
+					             END AS key_lock%NOTIFY%) AS locks
+					"""
+				.replace("%NOTIFY%", notify), table);
+	}
+
+	/**
+	 * The notification channel of an outbox table: {@code idempotency:} and the table
+	 * name as configured, in lower case as PostgreSQL folds it. A channel is an
+	 * identifier of at most 63 bytes; a longer one keeps its start and ends with a hash
+	 * of the whole name, so that every instance derives the same channel. Instances whose
+	 * unqualified table names are equal but resolve to tables of different schemas share
+	 * a channel: their relays wake up for each other's appends, a wasted cycle and
+	 * nothing more.
+	 * @param table the table name, optionally schema-qualified
+	 * @return the channel, safe inside a quoted identifier and a string literal
+	 */
+	static String channel(String table) {
+		String channel = "idempotency:" + TableNames.check(table).toLowerCase(Locale.ROOT);
+		if (channel.length() <= MAX_CHANNEL_LENGTH) {
+			return channel;
+		}
+		CRC32 crc = new CRC32();
+		crc.update(channel.getBytes(StandardCharsets.US_ASCII));
+		String hash = String.format("%08x", crc.getValue());
+		return channel.substring(0, MAX_CHANNEL_LENGTH - hash.length() - 1) + "~" + hash;
 	}
 
 }

@@ -114,6 +114,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 		tracing.ifAvailable(outbox::setTracing);
 		outbox.setMaxPayloadSize((int) Math.min(properties.getMaxPayloadSize().toBytes(), Integer.MAX_VALUE));
 		outbox.setMaxKeyLocks(properties.getMaxKeyLocks());
+		// Also where no relay runs: the relays of other instances listen.
+		outbox.setNotifyRelays(properties.getRelay().getNotify().isEnabled());
 		if (properties.getRelay().isEnabled()) {
 			// The relay of this instance delivers every row it finds: a row it cannot
 			// deliver would never be published.
@@ -279,6 +281,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 				.batchSize(relay.getBatchSize())
 				.maxBatchBytes(relay.getMaxBatchBytes().toBytes())
 				.claimAhead(relay.isClaimAhead())
+				.listen(relay.getNotify().isEnabled())
 				.pollInterval(relay.getPollInterval())
 				.lease(relay.getLease())
 				.reapInterval(relay.getReapInterval())

@@ -249,6 +249,15 @@ public class IdempotencyOutboxProperties {
 		 */
 		private Duration shutdownTimeout = OutboxRelayBuilder.DEFAULT_SHUTDOWN_TIMEOUT;
 
+		/**
+		 * Wake-ups of the relays of every instance through PostgreSQL LISTEN/NOTIFY.
+		 */
+		private final Notify notify = new Notify();
+
+		public Notify getNotify() {
+			return this.notify;
+		}
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}
@@ -351,6 +360,31 @@ public class IdempotencyOutboxProperties {
 
 		public void setShutdownTimeout(Duration shutdownTimeout) {
 			this.shutdownTimeout = shutdownTimeout;
+		}
+
+	}
+
+	/**
+	 * Wake-ups of the relays of every instance through PostgreSQL LISTEN/NOTIFY.
+	 */
+	public static class Notify {
+
+		/**
+		 * Whether appends notify the outbox table's channel and the relay of this
+		 * instance listens on it, so that a commit on any instance wakes every relay at
+		 * once instead of at its next poll. Each relay then holds one connection of the
+		 * pool for as long as it runs; PostgreSQL serializes the commits of notifying
+		 * transactions, and such a transaction cannot take part in a two-phase (XA)
+		 * commit. Turn it on in every instance, those without a relay included.
+		 */
+		private boolean enabled = OutboxRelayBuilder.DEFAULT_LISTEN;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
 		}
 
 	}

@@ -148,6 +148,48 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
+	void appendsNotifyAndTheRelayListensOnlyWhenNotifyIsEnabled() {
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=quiet_outbox", "idempotency.outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				assertThat(ReflectionTestUtils.getField(context.getBean(OutboxRelay.class), "listener")).isNull();
+				assertThat(ReflectionTestUtils.getField(context.getBean(JdbcOutbox.class), "notifyRelays"))
+					.isEqualTo(false);
+			});
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues("idempotency.outbox.table=quiet_outbox", "idempotency.outbox.relay.poll-interval=1h",
+					"idempotency.outbox.relay.notify.enabled=true")
+			.run((context) -> {
+				assertThat(ReflectionTestUtils.getField(context.getBean(OutboxRelay.class), "listener")).isNotNull();
+				assertThat(ReflectionTestUtils.getField(context.getBean(JdbcOutbox.class), "notifyRelays"))
+					.isEqualTo(true);
+			});
+	}
+
+	@Test
+	void withNotifyEnabledACommitOnAnInstanceWithoutRelayWakesTheRelayOfAnotherInstance() {
+		String table = "idempotency.outbox.table=notified_outbox";
+		String notify = "idempotency.outbox.relay.notify.enabled=true";
+		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+			.withPropertyValues(table, notify, "idempotency.outbox.relay.poll-interval=1h")
+			.run((relaying) -> {
+				Object listener = ReflectionTestUtils.getField(relaying.getBean(OutboxRelay.class), "listener");
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> (int) ReflectionTestUtils.invokeMethod(listener, "backendPid") != 0);
+				RecordingDestination destination = relaying.getBean(RecordingDestination.class);
+				transactions(relaying.getBean(DataSource.class)).executeWithoutResult(
+						(status) -> relaying.getBean(Outbox.class).append("orders", "warm-up", Map.of("n", 0)));
+				assertThat(destination.delivered.await(10, TimeUnit.SECONDS)).isTrue();
+				this.contextRunner.withPropertyValues(table, notify, "idempotency.outbox.relay.enabled=false")
+					.run((appending) -> transactions(appending.getBean(DataSource.class)).executeWithoutResult(
+							(status) -> appending.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1))));
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> destination.messages.stream()
+						.anyMatch((message) -> "o-1".equals(message.messageKey())));
+			});
+	}
+
+	@Test
 	void relayDeliversToTheDestinationBeanAndWakesOnCommit() {
 		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
 			.withPropertyValues("idempotency.outbox.table=relayed_outbox", "idempotency.outbox.relay.poll-interval=1h")
