@@ -319,7 +319,6 @@ final class IdempotentExecution {
 	}
 
 	private StoredResponse capture(BufferedResponse buffered, int status) {
-		byte[] body = buffered.getBody();
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		String contentType = buffered.getContentType();
 		if (contentType != null) {
@@ -331,9 +330,15 @@ final class IdempotentExecution {
 				headers.put(name, List.copyOf(values));
 			}
 		}
-		if (body.length > this.settings.maxStoredBodySize()) {
-			headers.put(ProtocolResponses.BODY_OMITTED_HEADER, List.of(Integer.toString(body.length)));
+		int size = buffered.getBodySize();
+		byte[] body;
+		if (size > this.settings.maxStoredBodySize()) {
+			// Not copied only to be dropped: it is sent from the buffer.
+			headers.put(ProtocolResponses.BODY_OMITTED_HEADER, List.of(Integer.toString(size)));
 			body = new byte[0];
+		}
+		else {
+			body = buffered.getBody();
 		}
 		return this.settings.codec().seal(new StoredResponse(status, headers, body), this.scope, this.key);
 	}

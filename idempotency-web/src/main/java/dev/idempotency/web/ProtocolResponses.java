@@ -298,10 +298,9 @@ final class ProtocolResponses {
 			}
 		});
 		response.setHeader(REPLAYED_HEADER, "true");
-		byte[] body = stored.body();
-		response.setContentLength(body.length);
-		if (body.length > 0) {
-			response.getOutputStream().write(body);
+		response.setContentLength(stored.bodyLength());
+		if (stored.bodyLength() > 0) {
+			stored.writeBodyTo(response.getOutputStream());
 		}
 		response.flushBuffer();
 	}
