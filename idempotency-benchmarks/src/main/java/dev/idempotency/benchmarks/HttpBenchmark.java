@@ -25,10 +25,12 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * {@code @Idempotent} over real HTTP: a Spring Boot service on Tomcat, one business
- * insert behind a bare endpoint and behind {@code @Idempotent} endpoints in each claim
- * mode, and replays of completed keys; concurrent keep-alive clients in the same JVM,
- * rounds interleaved. Prints requests per second, the median and 99th percentile latency,
- * and the ratio to the bare endpoint.
+ * insert behind a bare endpoint, behind {@code @Idempotent} endpoints in each claim mode
+ * and behind the protocol they replace written by hand (the seed's two-phase protocol and
+ * the same in one transaction), and replays of completed keys; concurrent keep-alive
+ * clients in the same JVM, rounds interleaved. Prints requests per second, the median and
+ * 99th percentile latency, and the ratio to the bare endpoint and to both hand-written
+ * ones.
  * <p>
  * Arguments, those of {@link Benchmarks}: seconds per round (5), rounds (3), worker
  * threads and outbox rows (both unused here), keep-alive clients (16).

@@ -30,8 +30,9 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The service of the HTTP benchmark: one business insert behind a bare endpoint and
- * behind {@code @Idempotent} endpoints in each claim mode.
+ * The service of the HTTP benchmark: one business insert behind a bare endpoint, behind
+ * {@code @Idempotent} endpoints in each claim mode, and behind the same protocol written
+ * by hand.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
