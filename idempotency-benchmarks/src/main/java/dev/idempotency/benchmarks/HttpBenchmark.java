@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestSchema;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -24,10 +25,12 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * {@code @Idempotent} over real HTTP: a Spring Boot service on Tomcat, one business
- * insert behind a bare endpoint and behind {@code @Idempotent} endpoints in each claim
- * mode, and replays of completed keys; concurrent keep-alive clients in the same JVM,
- * rounds interleaved. Prints requests per second, the median and 99th percentile latency,
- * and the ratio to the bare endpoint.
+ * insert behind a bare endpoint, behind {@code @Idempotent} endpoints in each claim mode
+ * and behind the protocol they replace written by hand (the seed's two-phase protocol and
+ * the same in one transaction), and replays of completed keys; concurrent keep-alive
+ * clients in the same JVM, rounds interleaved. Prints requests per second, the median and
+ * 99th percentile latency, and the ratio to the bare endpoint and to both hand-written
+ * ones.
  * <p>
  * Arguments, those of {@link Benchmarks}: seconds per round (5), rounds (3), worker
  * threads and outbox rows (both unused here), keep-alive clients (16).
@@ -49,9 +52,15 @@ public final class HttpBenchmark {
 
 	static final String BARE = "bare (no annotation)";
 
+	static final String BARE_TRANSACTIONAL = "bare, @Transactional (BEGIN, INSERT, COMMIT)";
+
 	static final String TWO_PHASE = "@Idempotent two-phase";
 
 	static final String SINGLE_TRANSACTION = "@Idempotent single-transaction";
+
+	static final String BY_HAND_TWO_PHASE = "seed's protocol by hand (REQUIRES_NEW claim)";
+
+	static final String BY_HAND_ONE_TRANSACTION = "the same by hand in one transaction";
 
 	static final String REPLAY_TWO_PHASE = "replay (two-phase endpoint)";
 
@@ -82,11 +91,11 @@ public final class HttpBenchmark {
 				String run = UUID.randomUUID().toString().substring(0, 8);
 				List<Endpoint> endpoints = List
 					.of(new Endpoint(BARE, "/bare", Keys.NONE),
-							new Endpoint("bare, @Transactional (BEGIN, INSERT, COMMIT)", "/bare-transactional",
-									Keys.NONE),
+							new Endpoint(BARE_TRANSACTIONAL, "/bare-transactional", Keys.NONE),
 							new Endpoint(TWO_PHASE, "/two-phase", Keys.NEW),
 							new Endpoint(SINGLE_TRANSACTION, "/single", Keys.NEW),
-							new Endpoint("the same SQL by hand, @Transactional", "/by-hand", Keys.NEW),
+							new Endpoint(BY_HAND_TWO_PHASE, "/by-hand-two-phase", Keys.NEW),
+							new Endpoint(BY_HAND_ONE_TRANSACTION, "/by-hand", Keys.NEW),
 							new Endpoint(REPLAY_TWO_PHASE, "/two-phase", Keys.REPLAY),
 							new Endpoint(REPLAY_SINGLE_TRANSACTION, "/single", Keys.REPLAY))
 					.stream()
@@ -129,8 +138,10 @@ public final class HttpBenchmark {
 		properties.put("spring.datasource.url", schema.getJdbcUrl());
 		properties.put("spring.datasource.username", schema.getUsername());
 		properties.put("spring.datasource.password", schema.getPassword());
-		// A connection for every client: the pool is not what is measured.
-		properties.put("spring.datasource.hikari.maximum-pool-size", clients);
+		// A connection for every client: the pool is not what is measured. Twice that at
+		// most: the seed's tryStart holds a second connection (REQUIRES_NEW) within the
+		// handler's transaction, and a pool of one per client could deadlock.
+		properties.put("spring.datasource.hikari.maximum-pool-size", 2 * clients);
 		properties.put("spring.datasource.hikari.minimum-idle", clients);
 		properties.put("spring.datasource.hikari.data-source-properties.ApplicationName", ServerCosts.APPLICATION_NAME);
 		properties.put("idempotency.jdbc.initialize-schema", "always");
@@ -264,8 +275,10 @@ public final class HttpBenchmark {
 		List<Result> bare = results.values().iterator().next();
 		double bareRate = Benchmarks.median(bare.stream().map(Result::perSecond).toList());
 		double bareP99 = Benchmarks.median(bare.stream().map(Result::p99).toList());
-		out.printf("%n%-46s %10s %8s %7s %9s %9s %12s %10s %8s %10s%s%n", "endpoint", "req/s", "spread", "ratio",
-				"p50 ms", "p99 ms", "p99 - bare", "server µs", "KiB", "pg µs",
+		double seedRate = rate(results.get(BY_HAND_TWO_PHASE));
+		double oneTransactionRate = rate(results.get(BY_HAND_ONE_TRANSACTION));
+		out.printf("%n%-46s %10s %8s %7s %8s %8s %9s %9s %12s %10s %8s %10s%s%n", "endpoint", "req/s", "spread",
+				"ratio", "÷ seed", "÷ 1-tx", "p50 ms", "p99 ms", "p99 - bare", "server µs", "KiB", "pg µs",
 				COUNT_ROUND_TRIPS ? "  round trips" : "");
 		results.forEach((name, rounds) -> {
 			List<Double> rates = rounds.stream().map(Result::perSecond).toList();
@@ -281,9 +294,21 @@ public final class HttpBenchmark {
 			double allocated = Benchmarks.median(rounds.stream().map((round) -> round.costs().allocatedKiB()).toList());
 			double database = Benchmarks
 				.median(rounds.stream().map((round) -> round.costs().databaseMicros()).toList());
-			out.printf("%-46s %10.0f %8.0f %7.2f %9.2f %9.2f %12.2f %10.0f %8.1f %10.0f%s%n", name, rate, spread,
-					rate / bareRate, p50, p99, p99 - bareP99, server, allocated, database, roundTrips);
+			out.printf("%-46s %10.0f %8.0f %7.2f %8s %8s %9.2f %9.2f %12.2f %10.0f %8.1f %10.0f%s%n", name, rate,
+					spread, rate / bareRate, ratio(rate, seedRate), ratio(rate, oneTransactionRate), p50, p99,
+					p99 - bareP99, server, allocated, database, roundTrips);
 		});
+	}
+
+	/**
+	 * The median rate of an endpoint's rounds, or 0 when it was not run.
+	 */
+	private static double rate(@Nullable List<Result> rounds) {
+		return (rounds != null) ? Benchmarks.median(rounds.stream().map(Result::perSecond).toList()) : 0;
+	}
+
+	private static String ratio(double rate, double baseline) {
+		return (baseline > 0) ? String.format("%.2f", rate / baseline) : "-";
 	}
 
 	record Result(double perSecond, double p50, double p99, double roundTrips, ServerCosts.Costs costs) {

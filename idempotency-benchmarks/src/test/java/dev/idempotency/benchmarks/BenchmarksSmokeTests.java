@@ -53,7 +53,7 @@ class BenchmarksSmokeTests {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		Map<String, List<HttpBenchmark.Result>> results = HttpBenchmark.run(Duration.ofMillis(300), 1, 2,
 				new PrintStream(output, true, StandardCharsets.UTF_8));
-		assertThat(results).hasSize(7)
+		assertThat(results).hasSize(8)
 			.allSatisfy((name, rounds) -> assertThat(rounds).singleElement()
 				.satisfies((result) -> assertThat(result.perSecond()).isPositive()));
 		assertThat(output.toString(StandardCharsets.UTF_8)).contains("p99").contains("1.00");

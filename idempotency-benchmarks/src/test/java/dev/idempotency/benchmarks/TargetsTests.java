@@ -42,6 +42,34 @@ class TargetsTests {
 				line("cleanup: no transaction over 1 s (10,000 rows, 50 ms)", "1200 ms", "MISSED"));
 	}
 
+	@Test
+	void eachHttpModeIsJudgedAgainstItsProtocolByHandAndTheBareTransactionalEndpoint() {
+		Map<String, List<HttpBenchmark.Result>> results = new LinkedHashMap<>();
+		results.put(HttpBenchmark.BARE_TRANSACTIONAL, List.of(http(2_000, 10)));
+		results.put(HttpBenchmark.TWO_PHASE, List.of(http(1_200, 14)));
+		results.put(HttpBenchmark.BY_HAND_TWO_PHASE, List.of(http(1_000, 15)));
+		results.put(HttpBenchmark.SINGLE_TRANSACTION, List.of(http(1_500, 12)));
+		results.put(HttpBenchmark.BY_HAND_ONE_TRANSACTION, List.of(http(1_500, 11)));
+		results.put(HttpBenchmark.REPLAY_TWO_PHASE, List.of(http(3_200, 2)));
+		Targets targets = new Targets();
+		targets.http(results);
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		targets.print(new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(output.toString(StandardCharsets.UTF_8).lines().skip(2)).containsExactly(
+				line("HTTP: @Idempotent two-phase ≥ 1.1× the seed's two-phase protocol by hand", "1.20×", "met"),
+				line("HTTP: @Idempotent two-phase p99 ≤ by hand's", "-1.0 ms", "met"),
+				line("HTTP: @Idempotent two-phase ≥ 0.65× bare @Transactional", "0.60×", "MISSED"),
+				line("HTTP: @Idempotent single-transaction ≥ 1.1× the same in one transaction by hand", "1.00×",
+						"MISSED"),
+				line("HTTP: @Idempotent single-transaction p99 ≤ by hand's", "+1.0 ms", "MISSED"),
+				line("HTTP: @Idempotent single-transaction ≥ 0.75× bare @Transactional", "0.75×", "met"),
+				line("HTTP: replay (two-phase endpoint) ≥ 1.5× bare @Transactional", "1.60×", "met"));
+	}
+
+	private static HttpBenchmark.Result http(double perSecond, double p99) {
+		return new HttpBenchmark.Result(perSecond, p99 / 2, p99, 0, new ServerCosts.Costs(0, 0, 0));
+	}
+
 	private static String line(String target, String measured, String verdict) {
 		return String.format("%-100s %18s %8s", target, measured, verdict);
 	}

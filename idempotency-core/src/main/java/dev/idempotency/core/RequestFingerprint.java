@@ -1,9 +1,11 @@
 package dev.idempotency.core;
 
 import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.math.BigDecimal;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -106,10 +108,15 @@ public final class RequestFingerprint {
 		MessageDigest sha256 = IdempotencyKeys.digest("SHA-256");
 		sha256.update((method.toUpperCase(Locale.ROOT) + "\n" + route + "\n" + mediaType(contentType) + "\n")
 			.getBytes(StandardCharsets.UTF_8));
-		byte[] canonical = (body.length > 0 && isJson(contentType)) ? canonicalOrNull(body, fields) : null;
+		JsonNode canonical = (body.length > 0 && isJson(contentType)) ? selectedOrNull(body, fields) : null;
 		if (canonical != null) {
 			sha256.update(CANONICAL);
-			sha256.update(canonical);
+			// The canonical form goes straight into the digest: the same bytes as
+			// canonicalJson returns, never held in memory.
+			try (JsonGenerator generator = mapper
+				.createGenerator(new DigestOutputStream(OutputStream.nullOutputStream(), sha256))) {
+				write(canonical, generator);
+			}
 		}
 		else {
 			sha256.update(AS_SENT);
@@ -130,6 +137,18 @@ public final class RequestFingerprint {
 	 * holds a number or a name that is too long
 	 */
 	public static byte[] canonicalJson(byte[] json, Collection<String> fields) {
+		JsonNode selected = selected(json, fields);
+		ByteArrayOutputStream out = new ByteArrayOutputStream(json.length);
+		try (JsonGenerator generator = mapper.createGenerator(out)) {
+			write(selected, generator);
+		}
+		return out.toByteArray();
+	}
+
+	/**
+	 * The parsed document, or the chosen parts of it.
+	 */
+	private static JsonNode selected(byte[] json, Collection<String> fields) {
 		JsonNode root;
 		try {
 			root = mapper.readTree(json);
@@ -141,17 +160,16 @@ public final class RequestFingerprint {
 			throw new IllegalArgumentException("The request body is not valid JSON, or repeats a member name (a "
 					+ "duplicate property) in one object", ex);
 		}
-		JsonNode selected = fields.isEmpty() ? root : select(root, fields);
-		ByteArrayOutputStream out = new ByteArrayOutputStream(json.length);
-		try (JsonGenerator generator = mapper.createGenerator(out)) {
-			write(selected, generator);
-		}
-		return out.toByteArray();
+		return fields.isEmpty() ? root : select(root, fields);
 	}
 
-	private static byte @Nullable [] canonicalOrNull(byte[] json, Collection<String> fields) {
+	/**
+	 * The parsed document (or its chosen parts), or {@code null} when it has no canonical
+	 * form.
+	 */
+	private static @Nullable JsonNode selectedOrNull(byte[] json, Collection<String> fields) {
 		try {
-			return canonicalJson(json, fields);
+			return selected(json, fields);
 		}
 		catch (FingerprintLimitExceededException ex) {
 			throw ex;

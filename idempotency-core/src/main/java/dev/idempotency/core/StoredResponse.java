@@ -1,5 +1,7 @@
 package dev.idempotency.core;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -44,6 +46,25 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
 	@Override
 	public byte[] body() {
 		return this.body.clone();
+	}
+
+	/**
+	 * Return the size of the body, without a copy of it.
+	 * @return the number of bytes of the body
+	 * @since 0.1.0
+	 */
+	public int bodyLength() {
+		return this.body.length;
+	}
+
+	/**
+	 * Write the body to a stream, without a copy of it: what a replay sends.
+	 * @param out the stream
+	 * @throws IOException when the stream fails
+	 * @since 0.1.0
+	 */
+	public void writeBodyTo(OutputStream out) throws IOException {
+		out.write(this.body);
 	}
 
 	@Override

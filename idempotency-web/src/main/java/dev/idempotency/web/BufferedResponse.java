@@ -229,6 +229,11 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 		clearBody();
 	}
 
+	int getBodySize() {
+		flushWriter();
+		return this.body.size();
+	}
+
 	byte[] getBody() {
 		flushWriter();
 		return this.body.toByteArray();

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashSet;
-import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -571,7 +571,9 @@ public class IdempotencyFilter extends GenericFilterBean
 				this.transactionManagerName, keys, this.applicationContext, first.name());
 		this.transactionManager = transactionManager;
 		HandlerTransactions handlerTransactions = new HandlerTransactions(this.applicationContext);
-		Map<IdempotentEndpoint, EndpointSettings> settings = new HashMap<>();
+		// By identity: the endpoints of a match are these instances, and a record's
+		// hashCode would hash all of its components on every request.
+		Map<IdempotentEndpoint, EndpointSettings> settings = new IdentityHashMap<>();
 		for (IdempotentEndpoint endpoint : endpoints.all()) {
 			settings.put(endpoint,
 					endpointSettings(endpoint, handlerTransactions.definition(endpoint, transactionManager)));
@@ -580,15 +582,11 @@ public class IdempotencyFilter extends GenericFilterBean
 		logSharedAnonymousScope(endpoints);
 		StoreTransactions transactions = new StoreTransactions(transactionManager, keys);
 		StoredResponseCodec codec = new StoredResponseCodec(this.storedResponseEncryptor);
-		return new Prepared(endpoints,
-				new IdempotentExecution.Settings(this.store, transactions,
-						new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(),
-						this.metrics,
-						new ProtocolResponses(this.metrics, Problems.of(this.applicationContext), codec,
-								this.maxRetryAfter),
-						this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
-						replayedHeaders, this.releasedClientErrors, codec),
-				Map.copyOf(settings));
+		return new Prepared(endpoints, new IdempotentExecution.Settings(this.store, transactions,
+				new PendingReleases(this.store, transactions, this.maxPendingReleases), new LocalClaims(), this.metrics,
+				new ProtocolResponses(this.metrics, Problems.of(this.applicationContext), codec, this.maxRetryAfter),
+				this.lockTimeout, this.lockAttemptTimeout, this.maxStoredBodySize, this.maxResponseSize,
+				replayedHeaders, this.releasedClientErrors, codec), Collections.unmodifiableMap(settings));
 	}
 
 	/**

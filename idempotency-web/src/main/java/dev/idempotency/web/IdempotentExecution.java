@@ -2,13 +2,9 @@ package dev.idempotency.web;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.HexFormat;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,7 +60,7 @@ final class IdempotentExecution {
 
 	private final IdempotentEndpoints.Match match;
 
-	private final String keyHash;
+	private final KeyHash keyHash;
 
 	IdempotentExecution(Settings settings, EndpointSettings endpoint, String scope, String key, String fingerprint,
 			HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match) {
@@ -76,7 +72,7 @@ final class IdempotentExecution {
 		this.request = request;
 		this.response = response;
 		this.match = match;
-		this.keyHash = hash(scope, key);
+		this.keyHash = new KeyHash(scope, key);
 	}
 
 	void run(IdempotentRequest target, FilterChain chain) throws ServletException, IOException {
@@ -167,7 +163,9 @@ final class IdempotentExecution {
 			// (a body it could not read, an argument it could not bind or validate), or
 			// the outcome is not final. The corrected or later request uses the same key.
 			claim.abandon();
-			log.debug("Key " + this.keyHash + " released after status " + status);
+			if (log.isDebugEnabled()) {
+				log.debug("Key " + this.keyHash + " released after status " + status);
+			}
 			buffered.release();
 			return;
 		}
@@ -321,7 +319,6 @@ final class IdempotentExecution {
 	}
 
 	private StoredResponse capture(BufferedResponse buffered, int status) {
-		byte[] body = buffered.getBody();
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		String contentType = buffered.getContentType();
 		if (contentType != null) {
@@ -333,9 +330,15 @@ final class IdempotentExecution {
 				headers.put(name, List.copyOf(values));
 			}
 		}
-		if (body.length > this.settings.maxStoredBodySize()) {
-			headers.put(ProtocolResponses.BODY_OMITTED_HEADER, List.of(Integer.toString(body.length)));
+		int size = buffered.getBodySize();
+		byte[] body;
+		if (size > this.settings.maxStoredBodySize()) {
+			// Not copied only to be dropped: it is sent from the buffer.
+			headers.put(ProtocolResponses.BODY_OMITTED_HEADER, List.of(Integer.toString(size)));
 			body = new byte[0];
+		}
+		else {
+			body = buffered.getBody();
 		}
 		return this.settings.codec().seal(new StoredResponse(status, headers, body), this.scope, this.key);
 	}
@@ -359,7 +362,7 @@ final class IdempotentExecution {
 	}
 
 	PendingReleases.Claim releasable(String owner) {
-		return new PendingReleases.Claim(this.scope, this.key, owner, this.endpoint.lease(), this.keyHash);
+		return new PendingReleases.Claim(this.scope, this.key, owner, this.endpoint.lease(), this.keyHash.toString());
 	}
 
 	private KeyClaim keyClaim() {
@@ -382,7 +385,7 @@ final class IdempotentExecution {
 		return this.key;
 	}
 
-	String keyHash() {
+	KeyHash keyHash() {
 		return this.keyHash;
 	}
 
@@ -412,23 +415,6 @@ final class IdempotentExecution {
 
 	ProtocolResponses responses() {
 		return this.settings.responses();
-	}
-
-	/**
-	 * What the logs name a key by: the start of a hash, never the key itself.
-	 */
-	static String hash(String scope, String key) {
-		MessageDigest sha256;
-		try {
-			sha256 = MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
-		sha256.update(scope.getBytes(StandardCharsets.UTF_8));
-		sha256.update((byte) 0);
-		sha256.update(key.getBytes(StandardCharsets.UTF_8));
-		return HexFormat.of().formatHex(sha256.digest(), 0, 8);
 	}
 
 	/**

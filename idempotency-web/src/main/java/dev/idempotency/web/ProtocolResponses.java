@@ -112,7 +112,7 @@ final class ProtocolResponses {
 	}
 
 	void responseTooLarge(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			long limit, String keyHash) throws IOException {
+			long limit, KeyHash keyHash) throws IOException {
 		log.error("The response to key " + keyHash + " was larger than the " + limit + " bytes held until the commit"
 				+ " (idempotency.web.max-response-size); its work is rolled back and the key released");
 		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.RESPONSE_TOO_LARGE,
@@ -122,9 +122,11 @@ final class ProtocolResponses {
 	}
 
 	void keyReused(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			String keyHash) throws IOException {
+			KeyHash keyHash) throws IOException {
 		this.metrics.fingerprintMismatch(IdempotencyMetrics.WEB);
-		log.debug("Key " + keyHash + " reused with a different request");
+		if (log.isDebugEnabled()) {
+			log.debug("Key " + keyHash + " reused with a different request");
+		}
 		send(request, response, match, HttpStatus.UNPROCESSABLE_CONTENT, IdempotencyProblemTypes.KEY_REUSED,
 				"Idempotency-Key reused", "This Idempotency-Key was already used for a different request (method,"
 						+ " path or body). Send a new key for a new request.",
@@ -139,16 +141,18 @@ final class ProtocolResponses {
 	 * a client waiting for all of it would wait far longer than the first request takes
 	 */
 	void keyInUse(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			Duration retryAfter, String keyHash) throws IOException {
+			Duration retryAfter, KeyHash keyHash) throws IOException {
 		this.metrics.inProgressConflict(IdempotencyMetrics.WEB);
-		log.debug("Key " + keyHash + " is in use");
+		if (log.isDebugEnabled()) {
+			log.debug("Key " + keyHash + " is in use");
+		}
 		send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.KEY_IN_USE, "Request in progress",
 				"A request with this Idempotency-Key is still being processed. Retry after it completes.",
 				(retryAfter.compareTo(this.maxRetryAfter) < 0) ? retryAfter : this.maxRetryAfter);
 	}
 
 	void abandoned(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			String keyHash) throws IOException {
+			KeyHash keyHash) throws IOException {
 		log.warn("Key " + keyHash + " was abandoned by the request that claimed it; refusing to run it again until"
 				+ " it is reviewed");
 		send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.ABANDONED_CLAIM,
@@ -158,7 +162,7 @@ final class ProtocolResponses {
 	}
 
 	void claimLost(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			String keyHash) throws IOException {
+			KeyHash keyHash) throws IOException {
 		log.warn("Key " + keyHash + " was taken over by another request while this one ran; its work is rolled"
 				+ " back");
 		send(request, response, match, HttpStatus.CONFLICT, IdempotencyProblemTypes.CLAIM_LOST, "Claim lost",
@@ -173,7 +177,7 @@ final class ProtocolResponses {
 	 * retention ends.
 	 */
 	void unreadable(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			Exception ex, String keyHash) throws IOException {
+			Exception ex, KeyHash keyHash) throws IOException {
 		log.error("The stored response of key " + keyHash + " cannot be read for its replay: " + ex.getMessage()
 				+ ". The request was done and is not run again; repeats get a 500 problem until the key's"
 				+ " retention ends. Configure the key it was encrypted with among the previous keys"
@@ -186,7 +190,7 @@ final class ProtocolResponses {
 	}
 
 	void commitFailed(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			@Nullable Exception ex, String keyHash) throws IOException {
+			@Nullable Exception ex, KeyHash keyHash) throws IOException {
 		log.warn("The transaction of key " + keyHash + " did not commit; nothing was done", ex);
 		send(request, response, match, HttpStatus.INTERNAL_SERVER_ERROR, IdempotencyProblemTypes.COMMIT_FAILED,
 				"Not committed",
@@ -195,7 +199,7 @@ final class ProtocolResponses {
 	}
 
 	void transactionAborted(HttpServletRequest request, HttpServletResponse response, IdempotentEndpoints.Match match,
-			String keyHash) throws IOException {
+			KeyHash keyHash) throws IOException {
 		log.error("The transaction of key " + keyHash + " was aborted by a statement that failed before the handler"
 				+ " answered, so it can never commit; nothing was done and the key is released. A handler that"
 				+ " expects a statement to fail must run it in a nested transaction (a savepoint, such as"
@@ -210,7 +214,7 @@ final class ProtocolResponses {
 	}
 
 	void transactionIncompatible(HttpServletRequest request, HttpServletResponse response,
-			IdempotentEndpoints.Match match, Exception ex, String keyHash) throws IOException {
+			IdempotentEndpoints.Match match, Exception ex, KeyHash keyHash) throws IOException {
 		log.error("A transactional method of the handler of key " + keyHash + " refused to join the transaction"
 				+ " that the library runs the handler in, whose isolation level or read-only flag differs from what"
 				+ " it declares; nothing was done and the key is released. Declare the same on the @Idempotent"
@@ -243,7 +247,7 @@ final class ProtocolResponses {
 	 * Replay the stored response of a completed key, or explain why it cannot be.
 	 */
 	void replay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response,
-			IdempotentEndpoints.Match match, String keyHash) throws IOException {
+			IdempotentEndpoints.Match match, KeyHash keyHash) throws IOException {
 		IdempotencyMetrics.Timing timing = this.metrics.start(IdempotencyMetrics.Operation.REPLAY,
 				IdempotencyMetrics.WEB);
 		try {
@@ -257,7 +261,7 @@ final class ProtocolResponses {
 	}
 
 	private void writeReplay(IdempotencyRecord record, HttpServletRequest request, HttpServletResponse response,
-			IdempotentEndpoints.Match match, String keyHash) throws IOException {
+			IdempotentEndpoints.Match match, KeyHash keyHash) throws IOException {
 		Assert.state(record.response() != null, "A DONE record has a response");
 		StoredResponse stored;
 		try {
@@ -281,7 +285,9 @@ final class ProtocolResponses {
 			return;
 		}
 		this.metrics.replayed(IdempotencyMetrics.WEB);
-		log.debug("Key " + keyHash + " replayed");
+		if (log.isDebugEnabled()) {
+			log.debug("Key " + keyHash + " replayed");
+		}
 		response.setStatus(stored.status());
 		stored.headers().forEach((name, values) -> {
 			if (HttpHeaders.CONTENT_TYPE.equalsIgnoreCase(name)) {
@@ -292,10 +298,9 @@ final class ProtocolResponses {
 			}
 		});
 		response.setHeader(REPLAYED_HEADER, "true");
-		byte[] body = stored.body();
-		response.setContentLength(body.length);
-		if (body.length > 0) {
-			response.getOutputStream().write(body);
+		response.setContentLength(stored.bodyLength());
+		if (stored.bodyLength() > 0) {
+			stored.writeBodyTo(response.getOutputStream());
 		}
 		response.flushBuffer();
 	}

@@ -101,7 +101,9 @@ final class SingleTransactionClaim extends HeldClaim {
 	}
 
 	private static @Nullable SingleTransactionClaim stillHeld(IdempotentExecution execution) throws IOException {
-		log.debug("Key " + execution.keyHash() + " still held after the lock timeout");
+		if (log.isDebugEnabled()) {
+			log.debug("Key " + execution.keyHash() + " still held after the lock timeout");
+		}
 		execution.responses()
 			.keyInUse(execution.request(), execution.response(), execution.match(), Duration.ofSeconds(1),
 					execution.keyHash());

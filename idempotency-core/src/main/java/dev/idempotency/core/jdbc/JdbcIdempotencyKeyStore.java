@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 
 import javax.sql.DataSource;
 
@@ -106,7 +105,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	private ClaimResult claimWithin(KeyClaim claim, @Nullable String lockTimeout) {
 		Assert.notNull(claim, "claim must not be null");
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-			String owner = UUID.randomUUID().toString();
+			String owner = OwnerTokens.next();
 			Object[] arguments = { claim.scope(), claim.key(), claim.requestHash(), owner, claim.lease().toMillis(),
 					claim.retention().toMillis(), claim.scope(), claim.key() };
 			String sql = this.sql.claim;
@@ -151,7 +150,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	@Override
 	public Optional<String> takeOver(String scope, String key, Duration lease) {
 		Assert.isTrue(lease != null && lease.toMillis() > 0, "lease must be positive");
-		String owner = UUID.randomUUID().toString();
+		String owner = OwnerTokens.next();
 		int updated = this.jdbc.update(this.sql.takeOver, owner, lease.toMillis(), lease.toMillis(), scope, key);
 		return (updated == 1) ? Optional.of(owner) : Optional.empty();
 	}
