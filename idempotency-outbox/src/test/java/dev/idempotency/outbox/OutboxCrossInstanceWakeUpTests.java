@@ -213,6 +213,7 @@ class OutboxCrossInstanceWakeUpTests {
 			DataSource instanceA = this.schema.dataSource();
 			append(instanceA, notifyingOutbox(instanceA, table), "gate");
 			assertThat(gated.await(10, TimeUnit.SECONDS)).isTrue();
+			long wakeUpsBeforeTheBurst = relayB.listener().wakeUps();
 			int threads = 4;
 			int commits = 10_000;
 			List<Thread> appenders = new ArrayList<>();
@@ -234,13 +235,16 @@ class OutboxCrossInstanceWakeUpTests {
 				appender.join();
 			}
 			connections.forEach(SingleConnectionDataSource::destroy);
+			// How many times the notifications woke the busy relay depends on how the
+			// driver batches them as they arrive, not on the library: more than once.
+			OutboxTestSupport.await(Duration.ofSeconds(30), "the burst's notifications reach the listener",
+					() -> relayB.listener().wakeUps() - wakeUpsBeforeTheBurst >= 2);
 			int cyclesBeforeTheGateOpens = cycles.get();
 			gate.countDown();
 			OutboxTestSupport.await(Duration.ofSeconds(60), "the burst is published",
 					() -> delivered.get() == commits + 1);
-			// Thousands of notifications arrived while the relay was busy: they made one
-			// pending wake-up, and a drain of a few batches.
-			assertThat(relayB.listener().wakeUps()).isGreaterThan(100);
+			// Ten thousand notifications, arriving while the relay was busy, made one
+			// pending wake-up and a drain of a few batches.
 			assertThat(cycles.get() - cyclesBeforeTheGateOpens).isLessThanOrEqualTo(30);
 		}
 		finally {
