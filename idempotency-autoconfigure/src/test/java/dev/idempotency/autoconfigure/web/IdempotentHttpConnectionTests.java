@@ -1,7 +1,6 @@
 package dev.idempotency.autoconfigure.web;
 
 import java.net.http.HttpResponse;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Future;
@@ -27,15 +26,9 @@ class IdempotentHttpConnectionTests extends IdempotentHttpTestSupport {
 	void duplicatesWaitingForASlowSingleTransactionRequestLeaveConnectionsForOtherRequests() throws Exception {
 		String item = unique("slow");
 		String key = UUID.randomUUID().toString();
-		this.gates.close();
-		Future<HttpResponse<byte[]>> first = this.executor
-			.submit(() -> this.http.post("/single/orders", order(item, 1), "Idempotency-Key", key, "X-Block", "1"));
-		assertThat(this.gates.entered.await(30, TimeUnit.SECONDS)).isTrue();
-		List<Future<HttpResponse<byte[]>>> duplicates = new ArrayList<>();
-		for (int i = 0; i < DUPLICATES; i++) {
-			duplicates.add(this.executor
-				.submit(() -> this.http.post("/single/orders", order(item, 1), "Idempotency-Key", key)));
-		}
+		Future<HttpResponse<byte[]>> first = sendHeld("/single/orders", order(item, 1), key);
+		List<Future<HttpResponse<byte[]>>> duplicates = sendDuplicates("/single/orders", order(item, 1), key,
+				DUPLICATES);
 		awaitRequestsWaitingForTheirClaim(9);
 		HttpResponse<byte[]> unrelated = this.executor.submit(() -> this.http.get("/accounts/none"))
 			.get(60, TimeUnit.SECONDS);

@@ -5,12 +5,15 @@ import java.lang.management.ThreadInfo;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import org.jspecify.annotations.Nullable;
@@ -122,6 +125,29 @@ abstract class IdempotentHttpTestSupport {
 
 	protected static String body(HttpResponse<byte[]> response) {
 		return new String(response.body(), StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Send a request that its handler holds at the closed gate, and return once it is in
+	 * its handler.
+	 */
+	protected Future<HttpResponse<byte[]>> sendHeld(String path, String body, String key) throws InterruptedException {
+		this.gates.close();
+		Future<HttpResponse<byte[]>> first = this.executor
+			.submit(() -> this.http.post(path, body, "Idempotency-Key", key, "X-Block", "1"));
+		assertThat(this.gates.entered.await(30, TimeUnit.SECONDS)).isTrue();
+		return first;
+	}
+
+	/**
+	 * Send {@code count} duplicates of a request, each on a thread of its own.
+	 */
+	protected List<Future<HttpResponse<byte[]>>> sendDuplicates(String path, String body, String key, int count) {
+		List<Future<HttpResponse<byte[]>>> duplicates = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			duplicates.add(this.executor.submit(() -> this.http.post(path, body, "Idempotency-Key", key)));
+		}
+		return duplicates;
 	}
 
 	protected static String order(String item, int amount) {

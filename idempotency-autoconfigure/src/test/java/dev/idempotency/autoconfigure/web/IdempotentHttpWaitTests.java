@@ -2,7 +2,6 @@ package dev.idempotency.autoconfigure.web;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Future;
@@ -38,15 +37,9 @@ class IdempotentHttpWaitTests extends IdempotentHttpTestSupport {
 	void duplicatesArrivingMidFlightWaitWithoutAConnectionAndGetTheReplay() throws Exception {
 		String item = unique("waited");
 		String key = UUID.randomUUID().toString();
-		this.gates.close();
-		Future<HttpResponse<byte[]>> first = this.executor
-			.submit(() -> this.http.post("/waiting/orders", order(item, 1), "Idempotency-Key", key, "X-Block", "1"));
-		assertThat(this.gates.entered.await(30, TimeUnit.SECONDS)).isTrue();
-		List<Future<HttpResponse<byte[]>>> duplicates = new ArrayList<>();
-		for (int i = 0; i < DUPLICATES; i++) {
-			duplicates.add(this.executor
-				.submit(() -> this.http.post("/waiting/orders", order(item, 1), "Idempotency-Key", key)));
-		}
+		Future<HttpResponse<byte[]>> first = sendHeld("/waiting/orders", order(item, 1), key);
+		List<Future<HttpResponse<byte[]>>> duplicates = sendDuplicates("/waiting/orders", order(item, 1), key,
+				DUPLICATES);
 		awaitRequestsWaitingForTheirClaim(DUPLICATES);
 		// The first request holds one connection of two; the duplicates hold none
 		// between their reads of the key.
