@@ -83,10 +83,10 @@ public final class TestDatabase {
 	}
 
 	private static TestDatabase start() {
-		String url = setting(URL_VARIABLE);
+		String url = TestSettings.get(URL_VARIABLE);
 		if (url != null) {
-			String username = setting(USERNAME_VARIABLE);
-			String password = setting(PASSWORD_VARIABLE);
+			String username = TestSettings.get(USERNAME_VARIABLE);
+			String password = TestSettings.get(PASSWORD_VARIABLE);
 			return external(url, (username != null) ? username : "postgres", (password != null) ? password : "");
 		}
 		return startEmbedded();
@@ -134,14 +134,6 @@ public final class TestDatabase {
 		}
 	}
 
-	private static @Nullable String setting(String name) {
-		String value = System.getProperty(name);
-		if (value == null || value.isBlank()) {
-			value = System.getenv(name);
-		}
-		return (value == null || value.isBlank()) ? null : value;
-	}
-
 	private void checkConnection() {
 		try (Connection connection = dataSource().getConnection()) {
 			connection.isValid(5);
@@ -162,7 +154,9 @@ public final class TestDatabase {
 	public TestSchema createSchema(String hint) {
 		String name = schemaName(hint);
 		execute("CREATE SCHEMA " + name);
-		return new TestSchema(this, name);
+		String url = this.jdbcUrl + ((this.jdbcUrl.indexOf('?') >= 0) ? "&" : "?") + "currentSchema=" + name;
+		return new TestSchema(name, url, this.username, this.password, org.postgresql.Driver::new,
+				(schema) -> execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE"));
 	}
 
 	static String schemaName(String hint) {

@@ -1,25 +1,44 @@
 package dev.idempotency.test;
 
+import java.sql.Driver;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
 import javax.sql.DataSource;
 
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 /**
- * A schema of its own for one test class or one application context. Connections made
- * through {@link #getJdbcUrl()} or {@link #dataSource()} resolve unqualified table names
- * in this schema. {@link #close()} drops it with everything in it.
+ * A schema of its own for one test class or one application context, on the PostgreSQL of
+ * {@link TestDatabase} or the MariaDB of {@link TestMariaDb} (where a schema is a
+ * database). Connections made through {@link #getJdbcUrl()} or {@link #dataSource()}
+ * resolve unqualified table names in this schema. {@link #close()} drops it with
+ * everything in it.
  *
  * @since 0.1.0
  */
 public final class TestSchema implements AutoCloseable {
 
-	private final TestDatabase database;
-
 	private final String name;
 
-	TestSchema(TestDatabase database, String name) {
-		this.database = database;
+	private final String jdbcUrl;
+
+	private final String username;
+
+	private final String password;
+
+	private final Supplier<Driver> driver;
+
+	private final Consumer<String> drop;
+
+	TestSchema(String name, String jdbcUrl, String username, String password, Supplier<Driver> driver,
+			Consumer<String> drop) {
 		this.name = name;
+		this.jdbcUrl = jdbcUrl;
+		this.username = username;
+		this.password = password;
+		this.driver = driver;
+		this.drop = drop;
 	}
 
 	/**
@@ -35,8 +54,7 @@ public final class TestSchema implements AutoCloseable {
 	 * @return the JDBC URL
 	 */
 	public String getJdbcUrl() {
-		String url = this.database.getJdbcUrl();
-		return url + ((url.indexOf('?') >= 0) ? "&" : "?") + "currentSchema=" + this.name;
+		return this.jdbcUrl;
 	}
 
 	/**
@@ -44,7 +62,7 @@ public final class TestSchema implements AutoCloseable {
 	 * @return the user name
 	 */
 	public String getUsername() {
-		return this.database.getUsername();
+		return this.username;
 	}
 
 	/**
@@ -52,7 +70,7 @@ public final class TestSchema implements AutoCloseable {
 	 * @return the password
 	 */
 	public String getPassword() {
-		return this.database.getPassword();
+		return this.password;
 	}
 
 	/**
@@ -61,7 +79,7 @@ public final class TestSchema implements AutoCloseable {
 	 * @return the data source
 	 */
 	public DataSource dataSource() {
-		return new SimpleDriverDataSource(new org.postgresql.Driver(), getJdbcUrl(), getUsername(), getPassword());
+		return new SimpleDriverDataSource(this.driver.get(), this.jdbcUrl, this.username, this.password);
 	}
 
 	/**
@@ -69,7 +87,7 @@ public final class TestSchema implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
-		this.database.execute("DROP SCHEMA IF EXISTS " + this.name + " CASCADE");
+		this.drop.accept(this.name);
 	}
 
 	@Override
