@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.util.function.BooleanSupplier;
+
 import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyKeyStore;
@@ -24,6 +26,7 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.DependsOn;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -50,6 +53,8 @@ public final class IdempotencyJdbcAutoConfiguration {
 	public static final String CORE_MODULE = "idempotency-core";
 
 	private static final String FLYWAY_MIGRATIONS_BEAN = "idempotencyFlywayMigrations";
+
+	private static final String DATABASE_CHECK_BEAN = "idempotencyDatabaseCheck";
 
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyKeyStore.class)
@@ -80,6 +85,24 @@ public final class IdempotencyJdbcAutoConfiguration {
 	}
 
 	@Bean
+	IdempotencyDatabaseCheck idempotencyDatabaseCheck(
+			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties,
+			ListableBeanFactory beanFactory) {
+		// Only where the library's SQL runs: the JDBC stores, or the tables of another
+		// module (the outbox's).
+		BooleanSupplier inUse = () -> beanFactory.getBeanNamesForType(JdbcIdempotencyKeyStore.class, false,
+				false).length > 0
+				|| beanFactory.getBeanNamesForType(JdbcProcessedEventStore.class, false, false).length > 0
+				|| beanFactory.getBeanProvider(IdempotencySchema.class)
+					.stream()
+					.anyMatch((schema) -> !CORE_MODULE.equals(schema.module()));
+		return new IdempotencyDatabaseCheck(idempotencyDataSource.getIfAvailable(dataSource::getObject),
+				properties.getDatabase(), inUse);
+	}
+
+	@Bean
+	@DependsOn(DATABASE_CHECK_BEAN)
 	@ConditionalOnMissingBean(name = "idempotencyDataSourceScriptDatabaseInitializer")
 	@Conditional(OnIdempotencySchemaScriptCondition.class)
 	IdempotencyDataSourceScriptDatabaseInitializer idempotencyDataSourceScriptDatabaseInitializer(
@@ -92,6 +115,7 @@ public final class IdempotencyJdbcAutoConfiguration {
 	}
 
 	@Bean
+	@DependsOn(DATABASE_CHECK_BEAN)
 	@ConditionalOnBooleanProperty(name = "idempotency.jdbc.verify-schema", matchIfMissing = true)
 	IdempotencySchemaVerifier idempotencySchemaVerifier(
 			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
@@ -124,6 +148,7 @@ public final class IdempotencyJdbcAutoConfiguration {
 		}
 
 		@Bean
+		@DependsOn(DATABASE_CHECK_BEAN)
 		@ConditionalOnSingleCandidate(Flyway.class)
 		@ConditionalOnBooleanProperty(name = "idempotency.jdbc.flyway.enabled", matchIfMissing = true)
 		IdempotencyFlywayMigrations idempotencyFlywayMigrations(Flyway flyway,

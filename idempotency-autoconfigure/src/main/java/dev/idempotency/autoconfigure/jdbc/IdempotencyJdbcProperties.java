@@ -54,6 +54,13 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	 */
 	private boolean verifySchema = true;
 
+	/**
+	 * Database the stores' SQL is written for. "auto" takes it from the DataSource's
+	 * driver and fails startup on a database the stores do not support; "postgresql"
+	 * skips that check, for a server that speaks PostgreSQL's SQL under another name.
+	 */
+	private Database database = Database.AUTO;
+
 	private final Flyway flyway = new Flyway();
 
 	public IdempotencyJdbcProperties() {
@@ -110,6 +117,14 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 		this.verifySchema = verifySchema;
 	}
 
+	public Database getDatabase() {
+		return this.database;
+	}
+
+	public void setDatabase(Database database) {
+		this.database = database;
+	}
+
 	public Flyway getFlyway() {
 		return this.flyway;
 	}
@@ -158,6 +173,23 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 		public void setTable(String table) {
 			this.table = table;
 		}
+
+	}
+
+	/**
+	 * The databases whose SQL the stores speak.
+	 */
+	public enum Database {
+
+		/**
+		 * The database the {@code DataSource}'s driver reports.
+		 */
+		AUTO,
+
+		/**
+		 * PostgreSQL, or a server that speaks its SQL and protocol.
+		 */
+		POSTGRESQL
 
 	}
 
