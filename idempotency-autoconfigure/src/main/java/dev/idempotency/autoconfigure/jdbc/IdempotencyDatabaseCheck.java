@@ -72,7 +72,7 @@ class IdempotencyDatabaseCheck implements InitializingBean {
 			throw new IdempotencyConfigurationException(
 					"The idempotency stores speak PostgreSQL's SQL, and their DataSource is " + product
 							+ ((url != null) ? " (" + url + ")" : "")
-							+ ". Supported: PostgreSQL (12 or later). Every request that reaches a store would fail.",
+							+ ". Supported: PostgreSQL. Every request that reaches a store would fail.",
 					"Give the idempotency stores a PostgreSQL DataSource: mark one with @IdempotencyDataSource when the"
 							+ " application's own DataSource is another database. If this server speaks PostgreSQL's"
 							+ " SQL under another name, set idempotency.jdbc.database=postgresql.");
