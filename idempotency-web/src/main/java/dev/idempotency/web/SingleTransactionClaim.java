@@ -119,7 +119,7 @@ final class SingleTransactionClaim extends HeldClaim {
 	 */
 	private static @Nullable JdbcTransactionObjectSupport foldable(IdempotentExecution execution,
 			TransactionStatus transaction) {
-		return (execution.store() instanceof JdbcIdempotencyKeyStore
+		return (execution.store() instanceof JdbcIdempotencyKeyStore && execution.transactions().isJdbcOnly()
 				&& transaction instanceof DefaultTransactionStatus status
 				&& status.getTransaction() instanceof JdbcTransactionObjectSupport jdbc) ? jdbc : null;
 	}

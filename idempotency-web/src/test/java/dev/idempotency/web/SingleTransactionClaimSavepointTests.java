@@ -14,6 +14,7 @@ import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.test.PostgresTest;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,8 +32,11 @@ import org.springframework.mock.web.MockServletContext;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -49,7 +53,8 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
  * the handler's work is undone to in the claim's own round trip, not in one of the
  * transaction manager's: the undo still rolls the handler's work back and keeps the
  * claim, clears the rollback-only flag the handler's failure left, and after a take-over
- * goes back to a savepoint after the take-over.
+ * goes back to a savepoint after the take-over. Under a transaction manager that is no
+ * {@code DataSourceTransactionManager}, the savepoint is the transaction manager's.
  */
 @PostgresTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -139,8 +144,36 @@ class SingleTransactionClaimSavepointTests {
 		assertThat(this.context.getBean(Charges.class).executions()).hasValue(2);
 	}
 
+	@Test
+	void underATransactionManagerThatKeepsMoreThanTheConnectionTheSavepointIsTheTransactionManagers() throws Exception {
+		GenericWebApplicationContext other = new GenericWebApplicationContext(new MockServletContext());
+		other.registerBean(DataSource.class, () -> this.dataSource);
+		new AnnotatedBeanDefinitionReader(other).register(OtherTransactionManagerApplication.class);
+		other.refresh();
+		try {
+			MockMvc otherMvc = MockMvcBuilders.webAppContextSetup(other)
+				.addFilters(other.getBean(IdempotencyFilter.class))
+				.build();
+			String item = unique();
+			MvcResult result = send(otherMvc, item, "ok", "k-" + item);
+			assertThat(result.getResponse().getStatus()).isEqualTo(200);
+			assertThat(this.savepointsSet).hasValue(1);
+			MvcResult declined = send(otherMvc, item + "-d", "decline", "k-" + item + "-d");
+			assertThat(declined.getResponse().getStatus()).isEqualTo(402);
+			assertThat(charges(item + "-d")).isZero();
+			assertThat(keyStatus("k-" + item + "-d")).isEqualTo("DONE");
+		}
+		finally {
+			other.close();
+		}
+	}
+
 	private MvcResult send(String item, String outcome, String key) throws Exception {
-		return this.mvc
+		return send(this.mvc, item, outcome, key);
+	}
+
+	private static MvcResult send(MockMvc mvc, String item, String outcome, String key) throws Exception {
+		return mvc
 			.perform(post("/charges").contentType("application/json")
 				.content("{\"item\":\"" + item + "\"}")
 				.header("Idempotency-Key", key)
@@ -207,6 +240,66 @@ class SingleTransactionClaimSavepointTests {
 		@Bean
 		Charges charges(DataSource dataSource) {
 			return new Charges(new JdbcTemplate(dataSource));
+		}
+
+	}
+
+	/**
+	 * A transaction manager of the same {@code DataSource} that is no
+	 * {@link DataSourceTransactionManager}, as JPA's is not: its transactions are the
+	 * same JDBC ones here, but the library cannot know that it keeps nothing besides.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@EnableWebMvc
+	@EnableTransactionManagement
+	static class OtherTransactionManagerApplication {
+
+		@Bean
+		OtherTransactionManager transactionManager(DataSource dataSource) {
+			return new OtherTransactionManager(new DataSourceTransactionManager(dataSource));
+		}
+
+		@Bean
+		IdempotencyFilter idempotencyFilter(DataSource dataSource, OtherTransactionManager transactionManager) {
+			IdempotencyFilter filter = new IdempotencyFilter(new JdbcIdempotencyKeyStore(new JdbcTemplate(dataSource)),
+					transactionManager, dataSource);
+			filter.setDefaultMode(ClaimMode.SINGLE_TRANSACTION);
+			return filter;
+		}
+
+		@Bean
+		Charges charges(DataSource dataSource) {
+			return new Charges(new JdbcTemplate(dataSource));
+		}
+
+	}
+
+	static final class OtherTransactionManager implements ResourceTransactionManager {
+
+		private final DataSourceTransactionManager delegate;
+
+		OtherTransactionManager(DataSourceTransactionManager delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public Object getResourceFactory() {
+			return this.delegate.getResourceFactory();
+		}
+
+		@Override
+		public TransactionStatus getTransaction(@Nullable TransactionDefinition definition) {
+			return this.delegate.getTransaction(definition);
+		}
+
+		@Override
+		public void commit(TransactionStatus status) {
+			this.delegate.commit(status);
+		}
+
+		@Override
+		public void rollback(TransactionStatus status) {
+			this.delegate.rollback(status);
 		}
 
 	}
