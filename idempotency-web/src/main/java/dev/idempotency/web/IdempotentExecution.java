@@ -20,6 +20,7 @@ import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -351,6 +352,16 @@ final class IdempotentExecution {
 	ClaimResult claim(Duration wait) {
 		return this.settings.metrics()
 			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB, () -> store().claim(keyClaim(), wait));
+	}
+
+	/**
+	 * Claim the key in the business transaction, waiting at most {@code wait}, and set
+	 * the store's savepoint after the claim in the same round trip.
+	 */
+	ClaimResult claimThenSavepoint(JdbcIdempotencyKeyStore store, Duration wait) {
+		return this.settings.metrics()
+			.time(IdempotencyMetrics.Operation.CLAIM, IdempotencyMetrics.WEB,
+					() -> store.claimThenSavepoint(keyClaim(), wait));
 	}
 
 	Optional<String> takeOver() {

@@ -6,17 +6,22 @@ import java.time.Duration;
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.Completion;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.datasource.JdbcTransactionObjectSupport;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.DefaultTransactionStatus;
 
 /**
  * A key claimed by {@link ClaimMode#SINGLE_TRANSACTION}: by the first statement of the
- * business transaction, followed by a savepoint, so that the handler's work can be undone
- * while the claim stays in place until what replaces it (a stored outcome, a claim kept
- * for work elsewhere) commits. Rolling the transaction back gives the key back.
+ * business transaction, followed by a savepoint (set in the claim's own round trip for a
+ * {@link JdbcIdempotencyKeyStore} under a {@code DataSourceTransactionManager}), so that
+ * the handler's work can be undone while the claim stays in place until what replaces it
+ * (a stored outcome, a claim kept for work elsewhere) commits. Rolling the transaction
+ * back gives the key back.
  * <p>
  * A duplicate waits for the request that holds the key, for at most the lock timeout. It
  * waits in memory, holding no connection, while that request runs on this instance; it
@@ -27,14 +32,25 @@ final class SingleTransactionClaim extends HeldClaim {
 
 	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
 
-	private final Object savepoint;
+	/**
+	 * The savepoint of a transaction manager, or {@code null} for the one that the store
+	 * set in the claim's round trip.
+	 */
+	private final @Nullable Object savepoint;
+
+	/**
+	 * The transaction whose store set the savepoint, to reset as the transaction manager
+	 * resets its own on a rollback to a savepoint; {@code null} otherwise.
+	 */
+	private final @Nullable JdbcTransactionObjectSupport storeSavepoint;
 
 	private final LocalClaims.Hold hold;
 
 	private SingleTransactionClaim(IdempotentExecution execution, TransactionStatus transaction, String owner,
-			Object savepoint, LocalClaims.Hold hold) {
+			@Nullable Object savepoint, @Nullable JdbcTransactionObjectSupport storeSavepoint, LocalClaims.Hold hold) {
 		super(execution, transaction, owner);
 		this.savepoint = savepoint;
+		this.storeSavepoint = storeSavepoint;
 		this.hold = hold;
 	}
 
@@ -56,14 +72,22 @@ final class SingleTransactionClaim extends HeldClaim {
 			SingleTransactionClaim claim = null;
 			try {
 				Duration wait = ClaimWaits.min(settings.lockAttemptTimeout(), ClaimWaits.remaining(deadline));
-				ClaimResult result = execution.claim(wait);
+				JdbcTransactionObjectSupport folded = foldable(execution, transaction);
+				ClaimResult result = (folded != null)
+						? execution.claimThenSavepoint((JdbcIdempotencyKeyStore) execution.store(), wait)
+						: execution.claim(wait);
 				if (!(result instanceof ClaimResult.Held)) {
-					String owner = (result instanceof ClaimResult.Claimed claimed) ? claimed.owner() : execution
+					boolean claimed = result instanceof ClaimResult.Claimed;
+					String owner = claimed ? ((ClaimResult.Claimed) result).owner() : execution
 						.settle(((ClaimResult.Existing) result).record(), execution::takeOver, execution::find);
 					if (owner == null) {
 						return null;
 					}
-					claim = new SingleTransactionClaim(execution, transaction, owner, transaction.createSavepoint(),
+					// A take-over comes after the store's savepoint: undoing to that one
+					// would undo the take-over too.
+					boolean storeSavepoint = claimed && folded != null;
+					claim = new SingleTransactionClaim(execution, transaction, owner,
+							storeSavepoint ? null : transaction.createSavepoint(), storeSavepoint ? folded : null,
 							local.hold(execution.scope(), execution.key()));
 					return claim;
 				}
@@ -83,6 +107,21 @@ final class SingleTransactionClaim extends HeldClaim {
 				pause = ClaimWaits.next(pause, settings.lockAttemptTimeout());
 			}
 		}
+	}
+
+	/**
+	 * The JDBC transaction of a {@link JdbcIdempotencyKeyStore} that can set the
+	 * savepoint in the claim's round trip, or {@code null}. Only where the transaction
+	 * manager keeps the transaction's state in a JDBC connection holder (a
+	 * {@code DataSourceTransactionManager}) can an undo to that savepoint reset all of
+	 * it; other transaction managers (JPA's, with a persistence context) get a savepoint
+	 * of their own.
+	 */
+	private static @Nullable JdbcTransactionObjectSupport foldable(IdempotentExecution execution,
+			TransactionStatus transaction) {
+		return (execution.store() instanceof JdbcIdempotencyKeyStore && execution.transactions().isJdbcOnly()
+				&& transaction instanceof DefaultTransactionStatus status
+				&& status.getTransaction() instanceof JdbcTransactionObjectSupport jdbc) ? jdbc : null;
 	}
 
 	private static boolean awaitLocalRelease(IdempotentExecution execution, long deadline) throws IOException {
@@ -129,7 +168,7 @@ final class SingleTransactionClaim extends HeldClaim {
 	@Override
 	void undoAndStore(StoredResponse stored) {
 		try {
-			this.transaction.rollbackToSavepoint(this.savepoint);
+			undo();
 			Completion completion = complete(stored);
 			if (completion == Completion.COMPLETED) {
 				commit();
@@ -146,10 +185,24 @@ final class SingleTransactionClaim extends HeldClaim {
 		}
 	}
 
+	/**
+	 * Roll the handler's work back to the savepoint after the claim.
+	 */
+	private void undo() {
+		if (this.storeSavepoint == null) {
+			this.transaction.rollbackToSavepoint(this.savepoint);
+			return;
+		}
+		((JdbcIdempotencyKeyStore) this.execution.store()).rollbackToClaimSavepoint();
+		// What the transaction manager does after a rollback to a savepoint of its own:
+		// the handler's failure no longer dooms the transaction.
+		this.storeSavepoint.getConnectionHolder().resetRollbackOnly();
+	}
+
 	@Override
 	void undoAndKeep() {
 		try {
-			this.transaction.rollbackToSavepoint(this.savepoint);
+			undo();
 			commit();
 		}
 		catch (RuntimeException ex) {

@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.ApplicationContext;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
@@ -45,11 +46,23 @@ final class StoreTransactions {
 
 	private final DataSource dataSource;
 
+	private final boolean jdbcOnly;
+
 	StoreTransactions(PlatformTransactionManager transactionManager, DataSource dataSource) {
 		Assert.notNull(transactionManager, "transactionManager must not be null");
 		Assert.notNull(dataSource, "dataSource must not be null");
 		this.transactionManager = transactionManager;
 		this.dataSource = unwrap(dataSource);
+		this.jdbcOnly = transactionManager instanceof DataSourceTransactionManager;
+	}
+
+	/**
+	 * Whether everything the transaction manager keeps of a transaction is in its JDBC
+	 * connection holder, as for a {@link DataSourceTransactionManager}: not for JPA's,
+	 * which keeps a persistence context and the state of its own transaction besides.
+	 */
+	boolean isJdbcOnly() {
+		return this.jdbcOnly;
 	}
 
 	/**

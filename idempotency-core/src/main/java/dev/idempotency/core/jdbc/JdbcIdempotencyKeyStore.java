@@ -1,5 +1,6 @@
 package dev.idempotency.core.jdbc;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
@@ -20,6 +21,7 @@ import dev.idempotency.core.StoredResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
@@ -39,6 +41,12 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 
 	/** The default table name. */
 	public static final String DEFAULT_TABLE_NAME = "idempotency_key";
+
+	/**
+	 * The name of the savepoint that {@link #claimThenSavepoint(KeyClaim, Duration)} sets
+	 * after its claim.
+	 */
+	public static final String CLAIM_SAVEPOINT = "idempotency_claim";
 
 	private static final int MAX_CLAIM_ATTEMPTS = 3;
 
@@ -78,7 +86,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 
 	@Override
 	public ClaimResult claim(KeyClaim claim) {
-		return claimWithin(claim, null);
+		return claimWithin(claim, null, false);
 	}
 
 	/**
@@ -90,9 +98,42 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	 */
 	@Override
 	public ClaimResult claim(KeyClaim claim, Duration wait) {
+		return claimWaitingAtMost(claim, wait, false);
+	}
+
+	/**
+	 * Claim a key as {@link #claim(KeyClaim, Duration)} does, in the caller's
+	 * transaction, and set a savepoint named {@value #CLAIM_SAVEPOINT} right after the
+	 * claim, in the same round trip to the database. Work done after it can then be
+	 * undone with {@link #rollbackToClaimSavepoint()} while the claim stays in the
+	 * transaction. The savepoint is there when the result is {@link ClaimResult.Claimed};
+	 * after any other result the transaction is to be rolled back or to set a savepoint
+	 * of its own after what it does next.
+	 * @param claim the key to claim
+	 * @param wait the longest wait for a concurrent claim of the key to end, at least a
+	 * millisecond
+	 * @return as {@link #claim(KeyClaim, Duration)}
+	 * @since 0.1.0
+	 */
+	public ClaimResult claimThenSavepoint(KeyClaim claim, Duration wait) {
+		return claimWaitingAtMost(claim, wait, true);
+	}
+
+	/**
+	 * Undo everything done in the caller's transaction since the savepoint that
+	 * {@link #claimThenSavepoint(KeyClaim, Duration)} set, keeping the claim. Only the
+	 * database's state is rolled back: what a transaction manager keeps of the
+	 * transaction (a rollback-only flag) is the caller's to reset.
+	 * @since 0.1.0
+	 */
+	public void rollbackToClaimSavepoint() {
+		this.jdbc.execute(this.sql.rollbackToClaimSavepoint);
+	}
+
+	private ClaimResult claimWaitingAtMost(KeyClaim claim, Duration wait, boolean savepoint) {
 		Assert.isTrue(wait != null && wait.toMillis() > 0, "wait must be at least a millisecond");
 		try {
-			return claimWithin(claim, Long.toString(wait.toMillis()));
+			return claimWithin(claim, Long.toString(wait.toMillis()), savepoint);
 		}
 		catch (DataAccessException ex) {
 			if (PostgresDialect.KeyStatements.isLockNotAvailable(ex)) {
@@ -102,7 +143,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		}
 	}
 
-	private ClaimResult claimWithin(KeyClaim claim, @Nullable String lockTimeout) {
+	private ClaimResult claimWithin(KeyClaim claim, @Nullable String lockTimeout, boolean savepoint) {
 		Assert.notNull(claim, "claim must not be null");
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
 			String owner = OwnerTokens.next();
@@ -114,9 +155,10 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 				withTimeout[0] = lockTimeout;
 				System.arraycopy(arguments, 0, withTimeout, 1, arguments.length);
 				arguments = withTimeout;
-				sql = this.sql.claimWaitingAtMost;
+				sql = savepoint ? this.sql.claimWaitingAtMostThenSavepoint : this.sql.claimWaitingAtMost;
 			}
-			Claimed claimed = this.jdbc.queryForObject(sql, this::mapClaim, arguments);
+			Claimed claimed = savepoint ? queryFirst(sql, arguments)
+					: this.jdbc.queryForObject(sql, this::mapClaim, arguments);
 			Assert.state(claimed != null, "No claim result");
 			if (claimed.inserted) {
 				return new ClaimResult.Claimed(owner);
@@ -138,6 +180,22 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		}
 		throw new IllegalStateException("Could not claim the key after " + MAX_CLAIM_ATTEMPTS
 				+ " attempts: its row kept changing between insert and read");
+	}
+
+	/**
+	 * The claim's row of a string of statements whose first one is the claim:
+	 * PostgreSQL's driver refuses {@code executeQuery} for a string that returns more
+	 * than one result.
+	 */
+	private Claimed queryFirst(String sql, Object[] arguments) {
+		return this.jdbc.execute(sql, (PreparedStatement statement) -> {
+			new ArgumentPreparedStatementSetter(arguments).setValues(statement);
+			Assert.state(statement.execute(), "The claim returned no rows");
+			try (ResultSet rs = statement.getResultSet()) {
+				Assert.state(rs.next(), "No claim result");
+				return mapClaim(rs, 0);
+			}
+		});
 	}
 
 	private Claimed mapClaim(ResultSet rs, int rowNum) throws SQLException {

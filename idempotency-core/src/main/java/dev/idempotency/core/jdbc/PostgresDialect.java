@@ -59,6 +59,10 @@ final class PostgresDialect {
 
 		final String claimWaitingAtMost;
 
+		final String claimWaitingAtMostThenSavepoint;
+
+		final String rollbackToClaimSavepoint;
+
 		final String find;
 
 		final String deleteExpired;
@@ -84,6 +88,13 @@ final class PostgresDialect {
 					       set_config('lock_timeout', ?, true) AS applied""")
 				.replace("%RESTORE%", ",\n       set_config('lock_timeout', (SELECT previous FROM settings), true)")
 				.replace("%EXPIRED%", EXPIRED), table);
+			// The same followed by the savepoint that the handler's work is undone to,
+			// in the same round trip: the driver sends both statements before it waits
+			// for an answer. When the claim fails, the savepoint fails with it in the
+			// aborted transaction, which is then rolled back.
+			this.claimWaitingAtMostThenSavepoint = this.claimWaitingAtMost + ";\nSAVEPOINT "
+					+ JdbcIdempotencyKeyStore.CLAIM_SAVEPOINT;
+			this.rollbackToClaimSavepoint = "ROLLBACK TO SAVEPOINT " + JdbcIdempotencyKeyStore.CLAIM_SAVEPOINT;
 			this.find = TableNames.render("""
 					SELECT scope, idempotency_key, request_hash, status, http_status, response_headers,
 					       response_body, locked_until, created_at, completed_at, expires_at,

@@ -171,6 +171,50 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 	}
 
 	@Test
+	void aClaimWithItsSavepointKeepsTheClaimWhenTheWorkAfterItIsRolledBackToTheSavepoint() {
+		String key = newKey();
+		String other = newKey();
+		JdbcIdempotencyKeyStore savepoints = (JdbcIdempotencyKeyStore) store;
+		transactions.executeWithoutResult((status) -> {
+			ClaimResult result = savepoints.claimThenSavepoint(claim(key), Duration.ofMillis(300));
+			assertThat(result).isInstanceOf(ClaimResult.Claimed.class);
+			store.claim(claim(other));
+			savepoints.rollbackToClaimSavepoint();
+			assertThat(store.complete("", key, ((ClaimResult.Claimed) result).owner(),
+					new StoredResponse(422, Map.of(), new byte[0]), Duration.ofHours(1)))
+				.isEqualTo(Completion.COMPLETED);
+		});
+		assertThat(rows(key)).isOne();
+		assertThat(rows(other)).as("the work after the savepoint is undone").isZero();
+	}
+
+	@Test
+	void aClaimWithItsSavepointFindsTheRecordThatIsThereAndLeavesTheLockTimeoutAsItWas() {
+		String key = newKey();
+		inCommittedTransaction(() -> store.claim(claim(key)));
+		transactions.executeWithoutResult((status) -> {
+			jdbc.execute("SET LOCAL lock_timeout = '7s'");
+			assertThat(((JdbcIdempotencyKeyStore) store).claimThenSavepoint(claim(key), Duration.ofMillis(300)))
+				.isInstanceOf(ClaimResult.Existing.class);
+			assertThat(jdbc.queryForObject("SHOW lock_timeout", String.class)).isEqualTo("7s");
+			status.setRollbackOnly();
+		});
+	}
+
+	@Test
+	void aClaimWithItsSavepointWaitsOnAConcurrentClaimAtMostItsTimeout() throws Exception {
+		String key = newKey();
+		try (UncommittedClaim holder = new UncommittedClaim(key)) {
+			transactions.executeWithoutResult((status) -> {
+				assertThat(((JdbcIdempotencyKeyStore) store).claimThenSavepoint(claim(key), Duration.ofMillis(300)))
+					.isInstanceOf(ClaimResult.Held.class);
+				status.setRollbackOnly();
+			});
+		}
+		assertThat(rows(key)).isZero();
+	}
+
+	@Test
 	void aBoundedClaimThatWaitedForAConcurrentClaimToCommitGetsItsRecord() throws Exception {
 		String key = newKey();
 		ExecutorService executor = Executors.newSingleThreadExecutor();
