@@ -1,8 +1,6 @@
 package dev.idempotency.core.jdbc;
 
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Array;
 import java.sql.PreparedStatement;
 import java.util.Collection;
@@ -18,6 +16,7 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.internal.Sha256;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
@@ -250,16 +249,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			end--;
 		}
 		return new String(bytes, 0, end, StandardCharsets.UTF_8) + DIGEST_SEPARATOR
-				+ HexFormat.of().formatHex(sha256(bytes));
-	}
-
-	private static byte[] sha256(byte[] bytes) {
-		try {
-			return MessageDigest.getInstance("SHA-256").digest(bytes);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
-		}
+				+ HexFormat.of().formatHex(Sha256.of(bytes));
 	}
 
 }
