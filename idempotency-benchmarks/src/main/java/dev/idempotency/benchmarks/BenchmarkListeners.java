@@ -1,6 +1,10 @@
 package dev.idempotency.benchmarks;
 
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import dev.idempotency.core.EventHeaders;
 import dev.idempotency.core.ProcessedEventStore;
@@ -27,9 +31,10 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The spring-kafka listeners of {@link ListenerBenchmark}, plain spring-kafka without
- * Spring Boot: the hand-written baseline, {@code @IdempotentListener} on a record and on
- * a batch listener, and a record and a batch listener that do not deduplicate. Each
- * listens to the topic named after its id, in a consumer group of the same name.
+ * Spring Boot: the hand-written baselines (a record and a batch listener),
+ * {@code @IdempotentListener} on a record and on a batch listener, and a record and a
+ * batch listener that do not deduplicate. Each listens to the topic named after its id,
+ * in a consumer group of the same name.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableKafka
@@ -46,6 +51,8 @@ class BenchmarkListeners {
 	static final String PLAIN_RECORD = "plainRecord";
 
 	static final String IDEMPOTENT_BATCH = "idempotentBatch";
+
+	static final String HAND_WRITTEN_BATCH = "handWrittenBatch";
 
 	static final String PLAIN_BATCH = "plainBatch";
 
@@ -127,10 +134,42 @@ class BenchmarkListeners {
 			effects(IDEMPOTENT_BATCH, records);
 		}
 
+		/**
+		 * What a user writes for a batch without the library: the batch's ids marked in
+		 * one statement, and the business inserts of the records it inserted, in one
+		 * transaction.
+		 */
+		@KafkaListener(id = HAND_WRITTEN_BATCH, topics = TOPIC_PREFIX + HAND_WRITTEN_BATCH,
+				groupId = HAND_WRITTEN_BATCH, containerFactory = "batchFactory")
+		void handWrittenBatch(List<ConsumerRecord<String, String>> records) {
+			this.transaction.executeWithoutResult((status) -> {
+				Object[] ids = records.stream().map(Listeners::eventId).toArray();
+				Set<String> inserted = new HashSet<>(this.jdbc.query((connection) -> {
+					PreparedStatement statement = connection
+						.prepareStatement("INSERT INTO processed_event (consumer_group, event_id) "
+								+ "SELECT ?, unnest(?::text[]) ON CONFLICT DO NOTHING RETURNING event_id");
+					statement.setString(1, HAND_WRITTEN_BATCH);
+					statement.setArray(2, connection.createArrayOf("text", ids));
+					return statement;
+				}, (rs, row) -> rs.getString(1)));
+				// remove() lets only the first of several records with one id through
+				List<ConsumerRecord<String, String>> fresh = records.stream()
+					.filter((record) -> inserted.remove(eventId(record)))
+					.toList();
+				if (!fresh.isEmpty()) {
+					effects(HAND_WRITTEN_BATCH, fresh);
+				}
+			});
+		}
+
 		@KafkaListener(id = PLAIN_BATCH, topics = TOPIC_PREFIX + PLAIN_BATCH, groupId = PLAIN_BATCH,
 				containerFactory = "batchFactory")
 		void plainBatch(List<ConsumerRecord<String, String>> records) {
 			this.transaction.executeWithoutResult((status) -> effects(PLAIN_BATCH, records));
+		}
+
+		private static String eventId(ConsumerRecord<String, String> record) {
+			return new String(record.headers().lastHeader(EventHeaders.EVENT_ID).value(), StandardCharsets.UTF_8);
 		}
 
 		private void effect(String listener, String eventId, String payload) {

@@ -111,8 +111,10 @@ final class Targets {
 					"listener: record ≥ 0.95× hand-written" + suffix, 0.95);
 			listenerRatio(listeners, BenchmarkListeners.IDEMPOTENT_RECORD, IntegrationPeer.NAME,
 					"listener: record ≥ 1.4× Spring Integration" + suffix, 1.4);
-			listenerRatio(listeners, BenchmarkListeners.IDEMPOTENT_BATCH, BenchmarkListeners.PLAIN_BATCH,
-					"listener: batch ≥ 1.0× a plain batch listener" + suffix, 1.0);
+			// The plain batch listener, which does not deduplicate, is the limit: it is
+			// in the listener table, not a target.
+			listenerRatio(listeners, BenchmarkListeners.IDEMPOTENT_BATCH, BenchmarkListeners.HAND_WRITTEN_BATCH,
+					"listener: batch ≥ 0.95× hand-written batch deduplication" + suffix, 0.95);
 		});
 	}
 

@@ -70,7 +70,7 @@ class BenchmarksSmokeTests {
 			.allSatisfy((consumers, listeners) -> assertThat(listeners).containsOnlyKeys(ListenerBenchmark.LISTENERS)
 				.allSatisfy((name, values) -> assertThat(values).singleElement()
 					.satisfies((value) -> assertThat(value).isPositive())));
-		assertThat(output.toString(StandardCharsets.UTF_8)).contains("×SI").contains("1.00");
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("×SI").contains("×hbatch").contains("1.00");
 	}
 
 	@Test

@@ -28,7 +28,16 @@ class TargetsTests {
 		listeners.put(BenchmarkListeners.HAND_WRITTEN, List.of(1_000.0));
 		listeners.put(BenchmarkListeners.IDEMPOTENT_RECORD, List.of(960.0));
 		listeners.put(IntegrationPeer.NAME, List.of(800.0));
-		targets.listeners(Map.of(4, listeners));
+		listeners.put(BenchmarkListeners.HAND_WRITTEN_BATCH, List.of(20_000.0, 30_000.0, 40_000.0));
+		listeners.put(BenchmarkListeners.IDEMPOTENT_BATCH, List.of(28_000.0, 28_000.0, 28_000.0));
+		listeners.put(BenchmarkListeners.PLAIN_BATCH, List.of(60_000.0));
+		Map<String, List<Double>> oneConsumer = new LinkedHashMap<>();
+		oneConsumer.put(BenchmarkListeners.HAND_WRITTEN_BATCH, List.of(20_000.0));
+		oneConsumer.put(BenchmarkListeners.IDEMPOTENT_BATCH, List.of(19_200.0));
+		Map<Integer, Map<String, List<Double>>> byConsumers = new LinkedHashMap<>();
+		byConsumers.put(1, oneConsumer);
+		byConsumers.put(4, listeners);
+		targets.listeners(byConsumers);
 		targets.cleanup(Map.of("10,000 rows, 50 ms", new double[] { 93_000, 1_200 }), "10,000 rows, 50 ms");
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		targets.print(new PrintStream(output, true, StandardCharsets.UTF_8));
@@ -36,8 +45,10 @@ class TargetsTests {
 				line("outbox: one relay drains ≥ 20 000 rows/s, 200 keys", "21,000 rows/s", "met"),
 				line("outbox: a second relay adds ≥ 60 %, 200 keys", "+43 %", "MISSED"),
 				line("outbox: one relay drains ≥ 20 000 rows/s, one key per row", "10,000 rows/s", "MISSED"),
+				line("listener: batch ≥ 0.95× hand-written batch deduplication, 1 consumer", "0.96×", "met"),
 				line("listener: record ≥ 0.95× hand-written, 4 consumers", "0.96×", "met"),
 				line("listener: record ≥ 1.4× Spring Integration, 4 consumers", "1.20×", "MISSED"),
+				line("listener: batch ≥ 0.95× hand-written batch deduplication, 4 consumers", "0.93×", "MISSED"),
 				line("cleanup ≥ 50 000 rows/s while inserts run (10,000 rows, 50 ms)", "93,000 rows/s", "met"),
 				line("cleanup: no transaction over 1 s (10,000 rows, 50 ms)", "1200 ms", "MISSED"));
 	}

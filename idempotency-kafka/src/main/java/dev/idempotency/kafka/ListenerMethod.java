@@ -3,11 +3,10 @@ package dev.idempotency.kafka;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.idempotency.core.internal.Sha256;
 import dev.idempotency.kafka.ListenerSignature.DataKind;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
@@ -250,12 +249,7 @@ final class ListenerMethod {
 		if (bytes == null) {
 			return null;
 		}
-		try {
-			return ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest(bytes)).getLong();
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
-		}
+		return ByteBuffer.wrap(Sha256.of(bytes)).getLong();
 	}
 
 	/**

@@ -1,8 +1,6 @@
 package dev.idempotency.core.jdbc;
 
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Array;
 import java.sql.PreparedStatement;
 import java.util.Collection;
@@ -18,6 +16,7 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.internal.Sha256;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
@@ -37,8 +36,9 @@ import org.springframework.util.Assert;
  * <p>
  * A mark may carry a fingerprint of the event's payload, so that an id reused for another
  * payload is told: a new event costs its insert alone, and a duplicate's first mark is
- * read back (for a batch, in the marking statement itself, and in a second one only for a
- * first mark that committed while the insert waited for it).
+ * read back (for a batch, in the marking statement itself, for the ids it did not insert
+ * only, and in a second one only for a first mark that committed while the insert waited
+ * for it).
  * <p>
  * A batch inserts its ids in one order whatever order they came in, so that two batches
  * that share ids never deadlock.
@@ -156,38 +156,47 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			return new BatchMark(markAllProcessed(consumerGroup, eventIds), Set.of());
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
-		Object[] stored = new Object[eventIds.size()];
-		Map<String, String> originals = new HashMap<>();
+		String[] stored = new String[eventIds.size()];
+		@Nullable Long[] fingerprints = payloadFingerprints.toArray(new Long[0]);
+		@Nullable Map<String, String> originals = null;
 		for (int i = 0; i < stored.length; i++) {
 			String eventId = eventIds.get(i);
 			Assert.hasText(eventId, "eventIds must not contain empty ids");
-			String storedId = storedId(eventId);
-			originals.put(storedId, eventId);
-			stored[i] = storedId;
+			stored[i] = storedId(eventId);
+			if (!stored[i].equals(eventId)) {
+				if (originals == null) {
+					originals = new HashMap<>();
+				}
+				originals.put(stored[i], eventId);
+			}
 		}
+		@Nullable Map<String, String> longIds = originals;
 		Set<String> marked = new LinkedHashSet<>();
-		Set<String> otherPayloads = new LinkedHashSet<>();
-		Set<String> seen = new HashSet<>();
+		Set<String> inserted = new HashSet<>();
+		// The fingerprint of each duplicate's first mark, null for a first mark that had
+		// none.
+		Map<String, @Nullable Long> firstMarks = new HashMap<>();
 		this.jdbc.query((connection) -> {
 			PreparedStatement statement = connection.prepareStatement(this.sql.markAllWithFingerprints);
 			statement.setArray(1, connection.createArrayOf("text", stored));
-			statement.setArray(2, connection.createArrayOf("bigint", payloadFingerprints.toArray()));
+			statement.setArray(2, connection.createArrayOf("bigint", fingerprints));
 			statement.setString(3, consumerGroup);
 			statement.setString(4, consumerGroup);
 			return statement;
 		}, (rs) -> {
 			String storedId = rs.getString(1);
-			seen.add(storedId);
 			if (rs.getBoolean(2)) {
-				marked.add(originals.get(storedId));
+				inserted.add(storedId);
+				marked.add((longIds != null) ? longIds.getOrDefault(storedId, storedId) : storedId);
 			}
-			else if (rs.getBoolean(3)) {
-				otherPayloads.add(originals.get(storedId));
+			else {
+				firstMarks.put(storedId, rs.getObject(3, Long.class));
 			}
 		});
-		otherPayloads
-			.addAll(committedMeanwhileForOtherPayloads(consumerGroup, stored, payloadFingerprints, seen, originals));
-		return new BatchMark(marked, otherPayloads);
+		if (inserted.size() + firstMarks.size() < stored.length) {
+			readCommittedMeanwhile(consumerGroup, stored, fingerprints, inserted, firstMarks);
+		}
+		return new BatchMark(marked, otherPayloads(stored, fingerprints, firstMarks, longIds));
 	}
 
 	/**
@@ -195,31 +204,44 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	 * those committed while its insert waited for them. A batch without such duplicates
 	 * costs no statement here.
 	 */
-	private Set<String> committedMeanwhileForOtherPayloads(String consumerGroup, Object[] stored,
-			List<@Nullable Long> payloadFingerprints, Set<String> seen, Map<String, String> originals) {
-		Map<String, Set<Long>> unseen = new HashMap<>();
+	private void readCommittedMeanwhile(String consumerGroup, String[] stored, @Nullable Long[] fingerprints,
+			Set<String> inserted, Map<String, @Nullable Long> firstMarks) {
+		Set<String> unseen = new LinkedHashSet<>();
 		for (int i = 0; i < stored.length; i++) {
-			Long fingerprint = payloadFingerprints.get(i);
-			if (fingerprint != null && !seen.contains((String) stored[i])) {
-				unseen.computeIfAbsent((String) stored[i], (id) -> new HashSet<>()).add(fingerprint);
+			if (fingerprints[i] != null && !inserted.contains(stored[i]) && !firstMarks.containsKey(stored[i])) {
+				unseen.add(stored[i]);
 			}
 		}
 		if (unseen.isEmpty()) {
-			return Set.of();
+			return;
 		}
-		Set<String> otherPayloads = new LinkedHashSet<>();
 		this.jdbc.query((connection) -> {
 			PreparedStatement statement = connection.prepareStatement(this.sql.firstFingerprints);
 			statement.setString(1, consumerGroup);
-			statement.setArray(2, connection.createArrayOf("text", unseen.keySet().toArray()));
+			statement.setArray(2, connection.createArrayOf("text", unseen.toArray()));
 			return statement;
 		}, (rs) -> {
-			Long first = rs.getObject(2, Long.class);
-			Set<Long> fingerprints = unseen.get(rs.getString(1));
-			if (first != null && fingerprints != null && fingerprints.stream().anyMatch((f) -> !f.equals(first))) {
-				otherPayloads.add(originals.get(rs.getString(1)));
-			}
+			firstMarks.put(rs.getString(1), rs.getObject(2, Long.class));
 		});
+	}
+
+	/**
+	 * Return the ids of the batch whose first mark carries another fingerprint than one
+	 * of the batch's records with that id, in the order of the batch.
+	 */
+	private static Set<String> otherPayloads(String[] stored, @Nullable Long[] fingerprints,
+			Map<String, @Nullable Long> firstMarks, @Nullable Map<String, String> longIds) {
+		if (firstMarks.isEmpty()) {
+			return Set.of();
+		}
+		Set<String> otherPayloads = new LinkedHashSet<>();
+		for (int i = 0; i < stored.length; i++) {
+			Long fingerprint = fingerprints[i];
+			Long first = firstMarks.get(stored[i]);
+			if (fingerprint != null && first != null && !first.equals(fingerprint)) {
+				otherPayloads.add((longIds != null) ? longIds.getOrDefault(stored[i], stored[i]) : stored[i]);
+			}
+		}
 		return otherPayloads;
 	}
 
@@ -250,16 +272,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			end--;
 		}
 		return new String(bytes, 0, end, StandardCharsets.UTF_8) + DIGEST_SEPARATOR
-				+ HexFormat.of().formatHex(sha256(bytes));
-	}
-
-	private static byte[] sha256(byte[] bytes) {
-		try {
-			return MessageDigest.getInstance("SHA-256").digest(bytes);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
-		}
+				+ HexFormat.of().formatHex(Sha256.of(bytes));
 	}
 
 }

@@ -199,10 +199,12 @@ final class PostgresDialect {
 			this.firstFingerprint = TableNames.render("""
 					SELECT payload_fingerprint FROM %TABLE% WHERE consumer_group = ? AND event_id = ?
 					""", table);
-			// The inserted ids, and the duplicates the statement's snapshot holds with
-			// whether their first mark was for another payload. A duplicate in neither
-			// was committed while the insert waited for it: the caller reads it with
-			// firstFingerprints.
+			// The inserted ids, then the first marks that the statement's snapshot holds
+			// of the ids it did not insert, and only of those: a batch of new events
+			// reads nothing back. The ids are probed as one array on the primary key,
+			// a plan that stays an index scan whatever the statistics say of the table
+			// or of the batch. A duplicate in neither part was committed while the
+			// insert waited for it: the caller reads it with firstFingerprints.
 			this.markAllWithFingerprints = TableNames.render("""
 					WITH batch AS (
 					    SELECT * FROM unnest(?::text[], ?::bigint[]) WITH ORDINALITY
@@ -213,11 +215,12 @@ final class PostgresDialect {
 					    ORDER BY event_id COLLATE "C", position
 					    ON CONFLICT (consumer_group, event_id) DO NOTHING
 					    RETURNING event_id)
-					SELECT event_id, true AS inserted, false AS other_payload FROM inserted
+					SELECT event_id, true AS inserted, NULL::bigint AS payload_fingerprint FROM inserted
 					UNION ALL
-					SELECT p.event_id, false, coalesce(p.payload_fingerprint <> b.payload_fingerprint, false)
-					FROM batch b
-					JOIN %TABLE% p ON p.consumer_group = ? AND p.event_id = b.event_id
+					SELECT p.event_id, false, p.payload_fingerprint
+					FROM %TABLE% p
+					WHERE p.consumer_group = ?
+					  AND p.event_id = ANY (ARRAY(SELECT event_id FROM batch EXCEPT SELECT event_id FROM inserted))
 					""", table);
 			this.firstFingerprints = TableNames.render("""
 					SELECT event_id, payload_fingerprint FROM %TABLE%

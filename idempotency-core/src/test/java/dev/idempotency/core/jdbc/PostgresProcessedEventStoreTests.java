@@ -227,6 +227,48 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 	}
 
 	@Test
+	void batchMarkReadsBackOnlyTheIdsItDidNotInsertOnThePrimaryKeyWhateverTheStatistics() {
+		SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("plan_key", "plan_event"))
+			.execute(jdbc.getDataSource());
+		// Statistics of an empty table, then 20 000 rows that they do not know of.
+		jdbc.execute("ANALYZE plan_event");
+		jdbc.update("INSERT INTO plan_event (consumer_group, event_id, payload_fingerprint) "
+				+ "SELECT 'billing', 'old-' || i, i FROM generate_series(1, 20000) i");
+		List<String> ids = List.of("old-7", "new-1", "new-2", "old-11", "new-3", "new-2", "old-7", "new-4", "old-13");
+		List<Long> fingerprints = List.of(7L, 1L, 2L, 99L, 3L, 2L, 7L, 4L, 13L);
+		PostgresDialect.EventStatements sql = new PostgresDialect.EventStatements("plan_event");
+		for (boolean analyzed : new boolean[] { false, true }) {
+			if (analyzed) {
+				jdbc.execute("ANALYZE plan_event");
+			}
+			String plan = transactions.execute((status) -> {
+				status.setRollbackOnly();
+				return String.join("\n", jdbc.query((connection) -> {
+					java.sql.PreparedStatement statement = connection
+						.prepareStatement("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + sql.markAllWithFingerprints);
+					statement.setArray(1, connection.createArrayOf("text", ids.toArray()));
+					statement.setArray(2, connection.createArrayOf("bigint", fingerprints.toArray()));
+					statement.setString(3, "billing");
+					statement.setString(4, "billing");
+					return statement;
+				}, (rs, row) -> rs.getString(1)));
+			});
+			// The three ids marked before, probed once each in one scan of the primary
+			// key (a bitmap one while the statistics say the table is empty); none of
+			// the four new ones.
+			assertThat(plan).as("analyzed: %s%n%s", analyzed, plan)
+				.containsPattern(
+						"(Index Scan using plan_event_pkey on plan_event p|Bitmap Index Scan on plan_event_pkey)"
+								+ " \\(actual rows=3 loops=1\\)")
+				.doesNotContain("Seq Scan on plan_event")
+				.doesNotContain("Nested Loop");
+		}
+		BatchMark batch = new JdbcProcessedEventStore(jdbc, "plan_event").markAll("billing", ids, fingerprints);
+		assertThat(batch.marked()).containsExactly("new-1", "new-2", "new-3", "new-4");
+		assertThat(batch.otherPayloads()).containsExactly("old-11");
+	}
+
+	@Test
 	void batchMarksOfTheSameIdsInOppositeOrdersNeverDeadlock() throws Exception {
 		ExecutorService executor = Executors.newFixedThreadPool(2);
 		try {
