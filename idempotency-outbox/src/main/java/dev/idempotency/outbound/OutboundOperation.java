@@ -1,8 +1,7 @@
 package dev.idempotency.outbound;
 
+import dev.idempotency.core.internal.Sha256;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -138,13 +137,7 @@ public final class OutboundOperation {
 	}
 
 	static String hash(String key) {
-		try {
-			byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-			return HexFormat.of().formatHex(digest, 0, 8);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by the Java platform", ex);
-		}
+		return HexFormat.of().formatHex(Sha256.of(key.getBytes(StandardCharsets.UTF_8)), 0, 8);
 	}
 
 	@Override

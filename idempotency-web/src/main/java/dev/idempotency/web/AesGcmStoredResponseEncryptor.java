@@ -1,8 +1,8 @@
 package dev.idempotency.web;
 
+import dev.idempotency.core.internal.Sha256;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -183,12 +183,7 @@ public final class AesGcmStoredResponseEncryptor implements StoredResponseEncryp
 	}
 
 	private static byte[] id(byte[] key) {
-		try {
-			return Arrays.copyOf(MessageDigest.getInstance("SHA-256").digest(key), KEY_ID_LENGTH);
-		}
-		catch (GeneralSecurityException ex) {
-			throw new IllegalStateException(ex);
-		}
+		return Arrays.copyOf(Sha256.of(key), KEY_ID_LENGTH);
 	}
 
 }

@@ -1,8 +1,8 @@
 package dev.idempotency.web;
 
+import dev.idempotency.core.internal.Sha256;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 import org.jspecify.annotations.Nullable;
@@ -36,13 +36,7 @@ final class KeyHash {
 	}
 
 	static String of(String scope, String key) {
-		MessageDigest sha256;
-		try {
-			sha256 = MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
+		MessageDigest sha256 = Sha256.digest();
 		sha256.update(scope.getBytes(StandardCharsets.UTF_8));
 		sha256.update((byte) 0);
 		sha256.update(key.getBytes(StandardCharsets.UTF_8));

@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import dev.idempotency.core.internal.Sha256;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,7 +13,6 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
@@ -222,13 +222,7 @@ final class RequestFingerprints {
 	}
 
 	private static String digest(Part part) throws IOException {
-		MessageDigest sha256;
-		try {
-			sha256 = MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
+		MessageDigest sha256 = Sha256.digest();
 		try (InputStream in = new DigestInputStream(part.getInputStream(), sha256)) {
 			in.transferTo(OutputStream.nullOutputStream());
 		}

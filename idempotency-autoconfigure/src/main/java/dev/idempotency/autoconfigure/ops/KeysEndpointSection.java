@@ -1,5 +1,6 @@
 package dev.idempotency.autoconfigure.ops;
 
+import dev.idempotency.core.internal.Sha256;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -137,14 +138,7 @@ class KeysEndpointSection implements IdempotencyEndpointSection {
 	}
 
 	private static String hash(String key) {
-		try {
-			byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-				.digest(key.getBytes(StandardCharsets.UTF_8));
-			return HexFormat.of().formatHex(digest, 0, 8);
-		}
-		catch (java.security.NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
+		return HexFormat.of().formatHex(Sha256.of(key.getBytes(StandardCharsets.UTF_8)), 0, 8);
 	}
 
 	/**
