@@ -49,9 +49,10 @@ public final class HttpBenchmark {
 	// paths; replays are "replay/two-phase" and "replay/single"). The first one listed is
 	// the row the others are compared with.
 	// The statements, savepoints, commits and rollbacks of each request are counted by a
-	// proxy around the service's DataSource; -Dbenchmark.count-round-trips=false leaves
-	// it
-	// out, to see what the counting costs.
+	// proxy around the service's connections, in a pass of its own per endpoint after the
+	// measured rounds, since the proxy allocates and takes CPU time on the request
+	// threads;
+	// -Dbenchmark.count-round-trips=false skips the pass.
 	static final boolean COUNT_ROUND_TRIPS = Boolean
 		.parseBoolean(System.getProperty("benchmark.count-round-trips", "true"));
 
@@ -133,6 +134,16 @@ public final class HttpBenchmark {
 							.add(measure(port, endpoint, run + "-" + round, duration, clients, meters));
 					}
 				}
+				if (COUNT_ROUND_TRIPS) {
+					for (Endpoint endpoint : endpoints) {
+						double roundTrips = countRoundTrips(port, endpoint, run + "-c",
+								Duration.ofMillis(Math.min(2000, duration.toMillis())), clients, meters);
+						results.compute(endpoint.name,
+								(name, measured) -> measured.stream()
+									.map((result) -> result.withRoundTrips(roundTrips))
+									.toList());
+					}
+				}
 				print(results, out);
 				return results;
 			}
@@ -190,6 +201,21 @@ public final class HttpBenchmark {
 
 	private static byte[] body(String ref) {
 		return ("{\"ref\":\"" + ref + "\",\"amount\":1200}").getBytes(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * The round trips per request of an endpoint, counted in a pass whose other figures
+	 * are dropped.
+	 */
+	private static double countRoundTrips(int port, Endpoint endpoint, String round, Duration duration, int clients,
+			Meters meters) throws InterruptedException {
+		RoundTrips.counting(true);
+		try {
+			return measure(port, endpoint, round, duration, clients, meters).roundTrips();
+		}
+		finally {
+			RoundTrips.counting(false);
+		}
 	}
 
 	private static Result measure(int port, Endpoint endpoint, String round, Duration duration, int clients,
@@ -258,7 +284,7 @@ public final class HttpBenchmark {
 		done.await();
 		double seconds = (System.nanoTime() - began) / 1e9;
 		int total = Arrays.stream(counts).sum();
-		double roundTripsPerRequest = COUNT_ROUND_TRIPS
+		double roundTripsPerRequest = RoundTrips.isCounting()
 				? (RoundTrips.count() - roundTrips) / (double) Math.max(1, total) : Double.NaN;
 		ServerCosts.Costs cost = meters.costs.stop(total);
 		OwnWal.Wal wal = meters.wal.stop(total);
@@ -341,12 +367,17 @@ public final class HttpBenchmark {
 	 * @param perSecond requests answered per second
 	 * @param p50 median latency, in milliseconds
 	 * @param p99 99th percentile latency, in milliseconds
-	 * @param roundTrips round trips to PostgreSQL, {@code NaN} when not counted
+	 * @param roundTrips round trips to PostgreSQL, {@code NaN} when not counted (counted
+	 * in a pass of its own, the same for every round)
 	 * @param costs CPU time and allocation of the service and PostgreSQL
 	 * @param wal WAL written and commits flushed, {@code NaN} when not read
 	 */
 	record Result(double perSecond, double p50, double p99, double roundTrips, ServerCosts.Costs costs,
 			OwnWal.Wal wal) {
+
+		Result withRoundTrips(double roundTrips) {
+			return new Result(this.perSecond, this.p50, this.p99, roundTrips, this.costs, this.wal);
+		}
 
 		double commits() {
 			return this.wal.commits();
