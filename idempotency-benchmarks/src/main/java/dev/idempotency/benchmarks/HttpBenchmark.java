@@ -81,7 +81,11 @@ public final class HttpBenchmark {
 		Duration duration = Duration.ofSeconds((args.length > 0) ? Long.parseLong(args[0]) : 5);
 		int rounds = (args.length > 1) ? Integer.parseInt(args[1]) : 3;
 		int clients = (args.length > 4) ? Integer.parseInt(args[4]) : 16;
-		run(duration, rounds, clients, System.out);
+		Map<String, List<Result>> results = run(duration, rounds, clients, System.out);
+		// Run alone, the benchmark ends with its own verdict, as the full run does.
+		Targets targets = new Targets();
+		targets.http(results);
+		targets.print(System.out);
 		System.exit(0);
 	}
 
