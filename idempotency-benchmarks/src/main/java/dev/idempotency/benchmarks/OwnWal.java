@@ -113,8 +113,15 @@ final class OwnWal implements AutoCloseable {
 			return Wal.UNKNOWN;
 		}
 		try {
-			String end = this.jdbc.queryForObject("SELECT pg_current_wal_flush_lsn()::text", String.class);
-			Map<String, Object> row = this.jdbc.queryForMap(this.records, this.startLsn, end, this.schema);
+			Map<String, Object> end = this.jdbc.queryForMap(
+					"SELECT pg_current_wal_flush_lsn()::text AS lsn, pg_current_wal_flush_lsn() > ?::pg_lsn AS later",
+					this.startLsn);
+			if (!Boolean.TRUE.equals(end.get("later"))) {
+				// Nobody wrote WAL since the start, so neither did the requests (and
+				// pg_walinspect refuses an empty range).
+				return new Wal(0, 0);
+			}
+			Map<String, Object> row = this.jdbc.queryForMap(this.records, this.startLsn, end.get("lsn"), this.schema);
 			double per = Math.max(1, requests);
 			return new Wal(((Number) row.get("bytes")).doubleValue() / per,
 					((Number) row.get("commits")).doubleValue() / per);
