@@ -8,11 +8,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToDoubleFunction;
 
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestSchema;
@@ -29,8 +31,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * and behind the protocol they replace written by hand (the seed's two-phase protocol and
  * the same in one transaction), and replays of completed keys; concurrent keep-alive
  * clients in the same JVM, rounds interleaved. Prints requests per second, the median and
- * 99th percentile latency, and the ratio to the bare endpoint and to both hand-written
- * ones.
+ * 99th percentile latency, the ratio to the bare endpoint and to both hand-written ones,
+ * and where a request's time goes: the CPU time of the service and of PostgreSQL, the
+ * round trips to the database, the commits that waited for a WAL flush and the WAL
+ * written ({@link ServerCosts}, {@link RoundTrips}, {@link OwnWal}).
  * <p>
  * Arguments, those of {@link Benchmarks}: seconds per round (5), rounds (3), worker
  * threads and outbox rows (both unused here), keep-alive clients (16).
@@ -44,9 +48,13 @@ public final class HttpBenchmark {
 	// For profiling one endpoint at a time: -Dbenchmark.http-endpoints=/bare,/single (the
 	// paths; replays are "replay/two-phase" and "replay/single"). The first one listed is
 	// the row the others are compared with.
-	// -Dbenchmark.count-round-trips=true counts the statements, commits and rollbacks of
-	// each request (a proxy around the service's DataSource, off by default).
-	static final boolean COUNT_ROUND_TRIPS = Boolean.getBoolean("benchmark.count-round-trips");
+	// The statements, savepoints, commits and rollbacks of each request are counted by a
+	// proxy around the service's connections, in a pass of its own per endpoint after the
+	// measured rounds, since the proxy allocates and takes CPU time on the request
+	// threads;
+	// -Dbenchmark.count-round-trips=false skips the pass.
+	static final boolean COUNT_ROUND_TRIPS = Boolean
+		.parseBoolean(System.getProperty("benchmark.count-round-trips", "true"));
 
 	private static final String ONLY = System.getProperty("benchmark.http-endpoints", "");
 
@@ -73,7 +81,11 @@ public final class HttpBenchmark {
 		Duration duration = Duration.ofSeconds((args.length > 0) ? Long.parseLong(args[0]) : 5);
 		int rounds = (args.length > 1) ? Integer.parseInt(args[1]) : 3;
 		int clients = (args.length > 4) ? Integer.parseInt(args[4]) : 16;
-		run(duration, rounds, clients, System.out);
+		Map<String, List<Result>> results = run(duration, rounds, clients, System.out);
+		// Run alone, the benchmark ends with its own verdict, as the full run does.
+		Targets targets = new Targets();
+		targets.http(results);
+		targets.print(System.out);
 		System.exit(0);
 	}
 
@@ -85,9 +97,9 @@ public final class HttpBenchmark {
 		TestDatabase database = TestDatabase.get();
 		try (TestSchema schema = database.createSchema("bench_http")) {
 			ConfigurableApplicationContext context = start(schema, clients);
-			try {
+			try (OwnWal wal = new OwnWal(schema)) {
 				int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-				ServerCosts costs = new ServerCosts(context.getBean(JdbcTemplate.class));
+				Meters meters = new Meters(new ServerCosts(context.getBean(JdbcTemplate.class)), wal);
 				String run = UUID.randomUUID().toString().substring(0, 8);
 				List<Endpoint> endpoints = List
 					.of(new Endpoint(BARE, "/bare", Keys.NONE),
@@ -106,6 +118,9 @@ public final class HttpBenchmark {
 								+ " %d s per endpoint%n",
 						database.isEmbedded() ? "embedded" : database.getJdbcUrl(), clients, rounds,
 						duration.toSeconds());
+				if (wal.unavailable() != null) {
+					out.printf("WAL per request not measured: %s%n", wal.unavailable());
+				}
 				for (Endpoint endpoint : endpoints) {
 					if (endpoint.keys == Keys.REPLAY) {
 						completeReplayKeys(port, endpoint, run, clients);
@@ -115,12 +130,22 @@ public final class HttpBenchmark {
 				endpoints.forEach((endpoint) -> results.put(endpoint.name, new ArrayList<>()));
 				for (Endpoint endpoint : endpoints) {
 					measure(port, endpoint, run + "-w", Duration.ofMillis(Math.min(3000, duration.toMillis())), clients,
-							costs);
+							meters);
 				}
 				for (int round = 0; round < rounds; round++) {
 					for (Endpoint endpoint : endpoints) {
 						results.get(endpoint.name)
-							.add(measure(port, endpoint, run + "-" + round, duration, clients, costs));
+							.add(measure(port, endpoint, run + "-" + round, duration, clients, meters));
+					}
+				}
+				if (COUNT_ROUND_TRIPS) {
+					for (Endpoint endpoint : endpoints) {
+						double roundTrips = countRoundTrips(port, endpoint, run + "-c",
+								Duration.ofMillis(Math.min(2000, duration.toMillis())), clients, meters);
+						results.compute(endpoint.name,
+								(name, measured) -> measured.stream()
+									.map((result) -> result.withRoundTrips(roundTrips))
+									.toList());
 					}
 				}
 				print(results, out);
@@ -182,8 +207,23 @@ public final class HttpBenchmark {
 		return ("{\"ref\":\"" + ref + "\",\"amount\":1200}").getBytes(StandardCharsets.UTF_8);
 	}
 
+	/**
+	 * The round trips per request of an endpoint, counted in a pass whose other figures
+	 * are dropped.
+	 */
+	private static double countRoundTrips(int port, Endpoint endpoint, String round, Duration duration, int clients,
+			Meters meters) throws InterruptedException {
+		RoundTrips.counting(true);
+		try {
+			return measure(port, endpoint, round, duration, clients, meters).roundTrips();
+		}
+		finally {
+			RoundTrips.counting(false);
+		}
+	}
+
 	private static Result measure(int port, Endpoint endpoint, String round, Duration duration, int clients,
-			ServerCosts costs) throws InterruptedException {
+			Meters meters) throws InterruptedException {
 		AtomicLong errors = new AtomicLong();
 		AtomicReference<String> firstError = new AtomicReference<>();
 		CountDownLatch ready = new CountDownLatch(clients);
@@ -239,7 +279,8 @@ public final class HttpBenchmark {
 			thread.start();
 		}
 		ready.await();
-		costs.start();
+		meters.wal.start();
+		meters.costs.start();
 		long roundTrips = RoundTrips.count();
 		long began = System.nanoTime();
 		deadline[0] = began + duration.toNanos();
@@ -247,7 +288,10 @@ public final class HttpBenchmark {
 		done.await();
 		double seconds = (System.nanoTime() - began) / 1e9;
 		int total = Arrays.stream(counts).sum();
-		ServerCosts.Costs cost = costs.stop(total);
+		double roundTripsPerRequest = RoundTrips.isCounting()
+				? (RoundTrips.count() - roundTrips) / (double) Math.max(1, total) : Double.NaN;
+		ServerCosts.Costs cost = meters.costs.stop(total);
+		OwnWal.Wal wal = meters.wal.stop(total);
 		long[] all = new long[total];
 		int at = 0;
 		for (int c = 0; c < clients; c++) {
@@ -259,8 +303,8 @@ public final class HttpBenchmark {
 			throw new IllegalStateException(
 					endpoint.name + ": " + errors.get() + " unexpected answers, the first: " + firstError.get());
 		}
-		return new Result(total / seconds, percentile(all, 0.50), percentile(all, 0.99),
-				(RoundTrips.count() - roundTrips) / (double) Math.max(1, total), cost);
+		return new Result(total / seconds, percentile(all, 0.50), percentile(all, 0.99), roundTripsPerRequest, cost,
+				wal);
 	}
 
 	private static double percentile(long[] sorted, double fraction) {
@@ -277,9 +321,9 @@ public final class HttpBenchmark {
 		double bareP99 = Benchmarks.median(bare.stream().map(Result::p99).toList());
 		double seedRate = rate(results.get(BY_HAND_TWO_PHASE));
 		double oneTransactionRate = rate(results.get(BY_HAND_ONE_TRANSACTION));
-		out.printf("%n%-46s %10s %8s %7s %8s %8s %9s %9s %12s %10s %8s %10s%s%n", "endpoint", "req/s", "spread",
-				"ratio", "÷ seed", "÷ 1-tx", "p50 ms", "p99 ms", "p99 - bare", "server µs", "KiB", "pg µs",
-				COUNT_ROUND_TRIPS ? "  round trips" : "");
+		out.printf("%n%-46s %10s %8s %7s %8s %8s %9s %9s %12s %10s %8s %10s %12s %8s %8s%n", "endpoint", "req/s",
+				"spread", "ratio", "÷ seed", "÷ 1-tx", "p50 ms", "p99 ms", "p99 - bare", "server µs", "KiB", "pg µs",
+				"round trips", "commits", "WAL B");
 		results.forEach((name, rounds) -> {
 			List<Double> rates = rounds.stream().map(Result::perSecond).toList();
 			double rate = Benchmarks.median(rates);
@@ -287,16 +331,14 @@ public final class HttpBenchmark {
 					- rates.stream().mapToDouble(Double::doubleValue).min().orElse(0);
 			double p50 = Benchmarks.median(rounds.stream().map(Result::p50).toList());
 			double p99 = Benchmarks.median(rounds.stream().map(Result::p99).toList());
-			String roundTrips = COUNT_ROUND_TRIPS
-					? String.format(" %12.2f", Benchmarks.median(rounds.stream().map(Result::roundTrips).toList()))
-					: "";
 			double server = Benchmarks.median(rounds.stream().map((round) -> round.costs().serverMicros()).toList());
 			double allocated = Benchmarks.median(rounds.stream().map((round) -> round.costs().allocatedKiB()).toList());
 			double database = Benchmarks
 				.median(rounds.stream().map((round) -> round.costs().databaseMicros()).toList());
-			out.printf("%-46s %10.0f %8.0f %7.2f %8s %8s %9.2f %9.2f %12.2f %10.0f %8.1f %10.0f%s%n", name, rate,
-					spread, rate / bareRate, ratio(rate, seedRate), ratio(rate, oneTransactionRate), p50, p99,
-					p99 - bareP99, server, allocated, database, roundTrips);
+			out.printf("%-46s %10.0f %8.0f %7.2f %8s %8s %9.2f %9.2f %12.2f %10.0f %8.1f %10.0f %12s %8s %8s%n", name,
+					rate, spread, rate / bareRate, ratio(rate, seedRate), ratio(rate, oneTransactionRate), p50, p99,
+					p99 - bareP99, server, allocated, database, figure(median(rounds, Result::roundTrips), "%.2f"),
+					figure(median(rounds, Result::commits), "%.2f"), figure(median(rounds, Result::walBytes), "%.0f"));
 		});
 	}
 
@@ -307,11 +349,51 @@ public final class HttpBenchmark {
 		return (rounds != null) ? Benchmarks.median(rounds.stream().map(Result::perSecond).toList()) : 0;
 	}
 
+	/**
+	 * The median of the rounds' figures, {@code NaN} when one of them was not measured.
+	 */
+	static double median(List<Result> rounds, ToDoubleFunction<Result> figure) {
+		List<Double> values = rounds.stream().map(figure::applyAsDouble).toList();
+		return values.stream().anyMatch((value) -> value.isNaN()) ? Double.NaN : Benchmarks.median(values);
+	}
+
+	static String figure(double value, String format) {
+		return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, format, value);
+	}
+
 	private static String ratio(double rate, double baseline) {
 		return (baseline > 0) ? String.format("%.2f", rate / baseline) : "-";
 	}
 
-	record Result(double perSecond, double p50, double p99, double roundTrips, ServerCosts.Costs costs) {
+	/**
+	 * The figures of one round of an endpoint, per request where not a rate or a latency.
+	 *
+	 * @param perSecond requests answered per second
+	 * @param p50 median latency, in milliseconds
+	 * @param p99 99th percentile latency, in milliseconds
+	 * @param roundTrips round trips to PostgreSQL, {@code NaN} when not counted (counted
+	 * in a pass of its own, the same for every round)
+	 * @param costs CPU time and allocation of the service and PostgreSQL
+	 * @param wal WAL written and commits flushed, {@code NaN} when not read
+	 */
+	record Result(double perSecond, double p50, double p99, double roundTrips, ServerCosts.Costs costs,
+			OwnWal.Wal wal) {
+
+		Result withRoundTrips(double roundTrips) {
+			return new Result(this.perSecond, this.p50, this.p99, roundTrips, this.costs, this.wal);
+		}
+
+		double commits() {
+			return this.wal.commits();
+		}
+
+		double walBytes() {
+			return this.wal.bytes();
+		}
+
+	}
+
+	private record Meters(ServerCosts costs, OwnWal wal) {
 	}
 
 	private enum Keys {

@@ -17,17 +17,27 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 /**
  * Counts the calls that make a round trip to PostgreSQL through the service's
- * {@link DataSource} (statement executions, commits, rollbacks), so that the HTTP
- * benchmark can say how many each request makes. The PostgreSQL driver sends
+ * {@link DataSource} (statement executions, savepoints, commits, rollbacks), so that the
+ * HTTP benchmark can say how many each request makes. The PostgreSQL driver sends
  * {@code BEGIN} with the first statement of a transaction and nothing for
- * {@code setAutoCommit}, so these calls are the round trips.
+ * {@code setAutoCommit}, so these calls are the round trips. Only connections taken while
+ * {@link #counting(boolean) counting} is on are wrapped: the proxies allocate about 1 KiB
+ * per request and take CPU time on the request threads, so the benchmark counts in a pass
+ * of its own.
  */
 final class RoundTrips {
 
+	// The driver sends SAVEPOINT and RELEASE SAVEPOINT at once, each a round trip of its
+	// own; rollback(Savepoint) is a "rollback" too.
 	private static final Set<String> EXECUTIONS = Set.of("execute", "executeQuery", "executeUpdate",
-			"executeLargeUpdate", "executeBatch", "executeLargeBatch", "commit", "rollback");
+			"executeLargeUpdate", "executeBatch", "executeLargeBatch", "commit", "rollback", "setSavepoint",
+			"releaseSavepoint");
 
 	private static final LongAdder count = new LongAdder();
+
+	// Connections taken while it is false are the pool's own, not wrapped: the measured
+	// rounds pay nothing for the counting pass.
+	private static volatile boolean counting;
 
 	private RoundTrips() {
 	}
@@ -36,9 +46,17 @@ final class RoundTrips {
 		return count.sum();
 	}
 
+	static void counting(boolean counting) {
+		RoundTrips.counting = counting;
+	}
+
+	static boolean isCounting() {
+		return counting;
+	}
+
 	/**
-	 * Wrap the service's {@code DataSource} when {@code benchmark.count-round-trips} is
-	 * set; otherwise leave it alone, so that the counting costs nothing in the figures.
+	 * Wrap the service's {@code DataSource} unless {@code benchmark.count-round-trips} is
+	 * {@code false}; then leave it alone.
 	 */
 	static BeanPostProcessor counter(boolean enabled) {
 		return new BeanPostProcessor() {
@@ -57,12 +75,23 @@ final class RoundTrips {
 
 		@Override
 		public Connection getConnection() throws SQLException {
-			return wrap(Connection.class, super.getConnection());
+			Connection connection = super.getConnection();
+			return counts() ? wrap(Connection.class, connection) : connection;
 		}
 
 		@Override
 		public Connection getConnection(String username, String password) throws SQLException {
-			return wrap(Connection.class, super.getConnection(username, password));
+			Connection connection = super.getConnection(username, password);
+			return counts() ? wrap(Connection.class, connection) : connection;
+		}
+
+		/**
+		 * Only the requests' connections, taken on Tomcat's request threads: the
+		 * library's background work on the same pool (cleanup, monitoring) is no
+		 * request's.
+		 */
+		private static boolean counts() {
+			return counting && Thread.currentThread().getName().contains(ServerCosts.REQUEST_THREADS);
 		}
 
 	}

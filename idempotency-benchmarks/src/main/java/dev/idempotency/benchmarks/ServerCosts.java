@@ -20,6 +20,9 @@ final class ServerCosts {
 
 	static final String APPLICATION_NAME = "idempotency-http-benchmark";
 
+	/** What the names of Tomcat's request threads contain. */
+	static final String REQUEST_THREADS = "-exec-";
+
 	private static final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
 		.getThreadMXBean();
 
@@ -43,7 +46,7 @@ final class ServerCosts {
 
 	void start() {
 		this.requestThreads = Arrays.stream(threads.dumpAllThreads(false, false))
-			.filter((thread) -> thread.getThreadName().contains("-exec-"))
+			.filter((thread) -> thread.getThreadName().contains(REQUEST_THREADS))
 			.mapToLong(java.lang.management.ThreadInfo::getThreadId)
 			.toArray();
 		this.backends = this.jdbc.queryForList("SELECT pid FROM pg_stat_activity WHERE application_name = ?",

@@ -8,21 +8,29 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The targets of the performance work, each with what this run measured and whether it is
  * met, so that the one command ends with the verdict instead of leaving it to whoever
- * reads the tables. A target whose scenario did not run is not printed.
+ * reads the tables. A target whose scenario did not run is not printed. A missed HTTP
+ * target is followed by where the time goes: what a request of each side of the ratio
+ * costs, in round trips, commits, WAL and CPU, as the HTTP table has them.
  */
 final class Targets {
 
 	private final List<Row> rows = new ArrayList<>();
 
 	void atLeast(String target, double measured, double bound, String format) {
-		this.rows.add(new Row(target, String.format(Locale.ROOT, format, measured), measured >= bound));
+		atLeast(target, measured, bound, format, null);
+	}
+
+	private void atLeast(String target, double measured, double bound, String format, @Nullable String note) {
+		this.rows.add(new Row(target, String.format(Locale.ROOT, format, measured), measured >= bound, note));
 	}
 
 	void atMost(String target, double measured, double bound, String format) {
-		this.rows.add(new Row(target, String.format(Locale.ROOT, format, measured), measured <= bound));
+		this.rows.add(new Row(target, String.format(Locale.ROOT, format, measured), measured <= bound, null));
 	}
 
 	/**
@@ -56,7 +64,7 @@ final class Targets {
 		if (hand != null) {
 			atLeast("HTTP: " + mode + " ≥ 1.1× " + byHandName + " by hand",
 					median(measured, HttpBenchmark.Result::perSecond) / median(hand, HttpBenchmark.Result::perSecond),
-					1.1, "%.2f×");
+					1.1, "%.2f×", whereTheTimeGoes(measured, hand, "by hand"));
 			atMost("HTTP: " + mode + " p99 ≤ by hand's",
 					median(measured, HttpBenchmark.Result::p99) - median(hand, HttpBenchmark.Result::p99), 0,
 					"%+.1f ms");
@@ -68,8 +76,33 @@ final class Targets {
 			double bound) {
 		List<HttpBenchmark.Result> measured = results.get(endpoint);
 		if (measured != null) {
-			atLeast(target, median(measured, HttpBenchmark.Result::perSecond) / bare, bound, "%.2f×");
+			atLeast(target, median(measured, HttpBenchmark.Result::perSecond) / bare, bound, "%.2f×",
+					whereTheTimeGoes(measured, results.get(HttpBenchmark.BARE_TRANSACTIONAL), "bare @Transactional"));
 		}
+	}
+
+	/**
+	 * What a request costs on each side of a ratio, or {@code null} when the run counted
+	 * neither round trips nor WAL (the CPU times alone are in the HTTP table).
+	 */
+	private static @Nullable String whereTheTimeGoes(List<HttpBenchmark.Result> measured,
+			List<HttpBenchmark.Result> against, String againstName) {
+		if (Double.isNaN(HttpBenchmark.median(measured, HttpBenchmark.Result::roundTrips))
+				&& Double.isNaN(HttpBenchmark.median(measured, HttpBenchmark.Result::walBytes))) {
+			return null;
+		}
+		return String.format(Locale.ROOT, "where the time goes, per request, this vs %s: %s, %s, %s, %s, %s",
+				againstName, compared(measured, against, HttpBenchmark.Result::roundTrips, "%.2f", "round trips"),
+				compared(measured, against, HttpBenchmark.Result::commits, "%.2f", "commits"),
+				compared(measured, against, HttpBenchmark.Result::walBytes, "%.0f", "B of WAL"),
+				compared(measured, against, (result) -> result.costs().serverMicros(), "%.0f", "µs service CPU"),
+				compared(measured, against, (result) -> result.costs().databaseMicros(), "%.0f", "µs PostgreSQL CPU"));
+	}
+
+	private static String compared(List<HttpBenchmark.Result> measured, List<HttpBenchmark.Result> against,
+			ToDoubleFunction<HttpBenchmark.Result> figure, String format, String unit) {
+		return HttpBenchmark.figure(HttpBenchmark.median(measured, figure), format) + " vs "
+				+ HttpBenchmark.figure(HttpBenchmark.median(against, figure), format) + " " + unit;
 	}
 
 	void drain(Map<String, List<Double>> results) {
@@ -137,15 +170,19 @@ final class Targets {
 
 	void print(PrintStream out) {
 		out.printf("%n%-100s %18s %8s%n", "target", "this run", "");
-		this.rows.forEach(
-				(row) -> out.printf("%-100s %18s %8s%n", row.target(), row.measured(), row.met() ? "met" : "MISSED"));
+		this.rows.forEach((row) -> {
+			out.printf("%-100s %18s %8s%n", row.target(), row.measured(), row.met() ? "met" : "MISSED");
+			if (!row.met() && row.note() != null) {
+				out.printf("    %s%n", row.note());
+			}
+		});
 	}
 
 	private static <T> double median(List<T> values, ToDoubleFunction<T> value) {
 		return Benchmarks.median(values.stream().map(value::applyAsDouble).toList());
 	}
 
-	private record Row(String target, String measured, boolean met) {
+	private record Row(String target, String measured, boolean met, @Nullable String note) {
 	}
 
 }

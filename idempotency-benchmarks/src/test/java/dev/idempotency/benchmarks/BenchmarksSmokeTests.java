@@ -60,6 +60,32 @@ class BenchmarksSmokeTests {
 	}
 
 	@Test
+	void everyHttpRowCountsTheRoundTripsCommitsAndWalOfItsOwnRequests() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		Map<String, List<HttpBenchmark.Result>> results = HttpBenchmark.run(Duration.ofMillis(300), 1, 2,
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		// The endpoints without the library make a known number of each, whatever else
+		// the shared server runs meanwhile.
+		assertThat(results.get(HttpBenchmark.BARE)).singleElement().satisfies((result) -> {
+			assertThat(result.roundTrips()).isEqualTo(1.0);
+			assertThat(result.commits()).isEqualTo(1.0);
+			assertThat(result.walBytes()).isPositive();
+		});
+		assertThat(results.get(HttpBenchmark.BARE_TRANSACTIONAL)).singleElement().satisfies((result) -> {
+			assertThat(result.roundTrips()).isEqualTo(2.0);
+			assertThat(result.commits()).isEqualTo(1.0);
+		});
+		// A two-phase claim is durable before its handler runs: a commit of its own.
+		assertThat(results.get(HttpBenchmark.TWO_PHASE)).singleElement()
+			.satisfies((result) -> assertThat(result.commits()).isEqualTo(2.0));
+		assertThat(results.get(HttpBenchmark.REPLAY_TWO_PHASE)).singleElement().satisfies((result) -> {
+			assertThat(result.commits()).isZero();
+			assertThat(result.walBytes()).isZero();
+		});
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("round trips").contains("WAL B");
+	}
+
+	@Test
 	void everyListenerHandlesEveryRecordExactlyOnceAndIsPrinted() throws Exception {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		// The run fails when a listener's business rows are not one per record (one per

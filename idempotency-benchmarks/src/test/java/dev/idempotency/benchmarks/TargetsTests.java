@@ -77,8 +77,61 @@ class TargetsTests {
 				line("HTTP: replay (two-phase endpoint) ≥ 1.5× bare @Transactional", "1.60×", "met"));
 	}
 
+	@Test
+	void aMissedHttpTargetSaysWhereTheTimeGoesOnEachSideOfItsRatio() {
+		Map<String, List<HttpBenchmark.Result>> results = new LinkedHashMap<>();
+		results.put(HttpBenchmark.BARE_TRANSACTIONAL, List.of(http(2_000, 10, 2, 1, 180, 190, 160)));
+		results.put(HttpBenchmark.TWO_PHASE, List.of(http(1_400, 14, 4, 2, 700, 330, 520)));
+		results.put(HttpBenchmark.BY_HAND_TWO_PHASE, List.of(http(1_000, 15, 4, 2, 640, 310, 480)));
+		Targets targets = new Targets();
+		targets.http(results);
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		targets.print(new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(output.toString(StandardCharsets.UTF_8).lines().skip(2)).containsExactly(
+				line("HTTP: @Idempotent two-phase ≥ 1.1× the seed's two-phase protocol by hand", "1.40×", "met"),
+				line("HTTP: @Idempotent two-phase p99 ≤ by hand's", "-1.0 ms", "met"),
+				line("HTTP: @Idempotent two-phase ≥ 0.65× bare @Transactional", "0.70×", "met"));
+		results.put(HttpBenchmark.TWO_PHASE, List.of(http(1_000, 14, 4, 2, 700, 330, 520),
+				http(1_100, 16, 4, 2, 710, 340, 530), http(1_200, 14, 4, 2, 720, 350, 540)));
+		targets = new Targets();
+		targets.http(results);
+		output = new ByteArrayOutputStream();
+		targets.print(new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(output.toString(StandardCharsets.UTF_8).lines().skip(2)).containsExactly(
+				line("HTTP: @Idempotent two-phase ≥ 1.1× the seed's two-phase protocol by hand", "1.10×", "met"),
+				line("HTTP: @Idempotent two-phase p99 ≤ by hand's", "-1.0 ms", "met"),
+				line("HTTP: @Idempotent two-phase ≥ 0.65× bare @Transactional", "0.55×", "MISSED"),
+				"    where the time goes, per request, this vs bare @Transactional: 4.00 vs 2.00 round trips,"
+						+ " 2.00 vs 1.00 commits, 710 vs 180 B of WAL, 340 vs 190 µs service CPU,"
+						+ " 530 vs 160 µs PostgreSQL CPU");
+	}
+
+	@Test
+	void aWalFigureMissingFromOneRoundIsPrintedAsNotMeasured() {
+		Map<String, List<HttpBenchmark.Result>> results = new LinkedHashMap<>();
+		results.put(HttpBenchmark.BARE_TRANSACTIONAL, List.of(http(2_000, 10, 2, 1, 180, 190, 160)));
+		results.put(HttpBenchmark.SINGLE_TRANSACTION, List.of(http(1_000, 12, 5, 1, 600, 300, 400),
+				new HttpBenchmark.Result(1_000, 6, 12, 5, new ServerCosts.Costs(300, 30, 400), OwnWal.Wal.UNKNOWN)));
+		Targets targets = new Targets();
+		targets.http(results);
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		targets.print(new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(output.toString(StandardCharsets.UTF_8).lines().skip(2)).containsExactly(
+				line("HTTP: @Idempotent single-transaction ≥ 0.75× bare @Transactional", "0.50×", "MISSED"),
+				"    where the time goes, per request, this vs bare @Transactional: 5.00 vs 2.00 round trips,"
+						+ " - vs 1.00 commits, - vs 180 B of WAL, 300 vs 190 µs service CPU,"
+						+ " 400 vs 160 µs PostgreSQL CPU");
+	}
+
 	private static HttpBenchmark.Result http(double perSecond, double p99) {
-		return new HttpBenchmark.Result(perSecond, p99 / 2, p99, 0, new ServerCosts.Costs(0, 0, 0));
+		return new HttpBenchmark.Result(perSecond, p99 / 2, p99, Double.NaN, new ServerCosts.Costs(0, 0, 0),
+				OwnWal.Wal.UNKNOWN);
+	}
+
+	private static HttpBenchmark.Result http(double perSecond, double p99, double roundTrips, double commits,
+			double walBytes, double serverMicros, double databaseMicros) {
+		return new HttpBenchmark.Result(perSecond, p99 / 2, p99, roundTrips,
+				new ServerCosts.Costs(serverMicros, 30, databaseMicros), new OwnWal.Wal(walBytes, commits));
 	}
 
 	private static String line(String target, String measured, String verdict) {
