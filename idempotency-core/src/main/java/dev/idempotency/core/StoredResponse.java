@@ -8,8 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import dev.idempotency.core.internal.handover.ArrayHandover;
-
 import org.springframework.util.Assert;
 
 /**
@@ -38,9 +36,7 @@ public record StoredResponse(int status, Map<String, List<String>> headers, byte
 			copy.put(name, List.copyOf(values));
 		});
 		headers = Collections.unmodifiableMap(copy);
-		// The library's own request path hands over a body nobody else holds
-		// (StoredResponseBodies.taking): a second copy of it would protect nothing.
-		body = ArrayHandover.isHandedOver(body) ? body : body.clone();
+		body = body.clone();
 	}
 
 	private static boolean isToken(String name) {

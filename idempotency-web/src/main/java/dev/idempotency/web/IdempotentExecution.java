@@ -20,7 +20,6 @@ import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.internal.StoredResponseBodies;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -342,8 +341,7 @@ final class IdempotentExecution {
 		else {
 			body = buffered.getBody();
 		}
-		// The buffer's exact-size copy is the one copy: the stored response keeps it.
-		return this.settings.codec().seal(StoredResponseBodies.taking(status, headers, body), this.scope, this.key);
+		return this.settings.codec().seal(new StoredResponse(status, headers, body), this.scope, this.key);
 	}
 
 	ClaimResult claim() {

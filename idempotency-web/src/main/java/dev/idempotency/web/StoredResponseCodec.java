@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.internal.StoredResponseBodies;
 import dev.idempotency.core.jdbc.HeaderCodec;
 import org.jspecify.annotations.Nullable;
 
@@ -39,11 +38,11 @@ final class StoredResponseCodec {
 			return response;
 		}
 		byte[] headers = HeaderCodec.encode(response.headers()).getBytes(StandardCharsets.UTF_8);
-		byte[] body = StoredResponseBodies.peek(response);
+		byte[] body = response.body();
 		ByteBuffer plaintext = ByteBuffer.allocate(Integer.BYTES + headers.length + body.length);
 		plaintext.putInt(headers.length).put(headers).put(body);
 		byte[] ciphertext = this.encryptor.encrypt(plaintext.array(), associatedData(scope, key, response.status()));
-		return StoredResponseBodies.taking(response.status(), Map.of(ENCRYPTED_HEADER, List.of(FORMAT)), ciphertext);
+		return new StoredResponse(response.status(), Map.of(ENCRYPTED_HEADER, List.of(FORMAT)), ciphertext);
 	}
 
 	/**
@@ -64,16 +63,15 @@ final class StoredResponseCodec {
 			throw new UnreadableStoredResponseException(
 					"The stored response is encrypted and no StoredResponseEncryptor is configured", null);
 		}
-		byte[] plaintext = this.encryptor.decrypt(StoredResponseBodies.peek(stored),
-				associatedData(scope, key, stored.status()));
+		byte[] plaintext = this.encryptor.decrypt(stored.body(), associatedData(scope, key, stored.status()));
 		try {
 			ByteBuffer buffer = ByteBuffer.wrap(plaintext);
 			byte[] headers = new byte[buffer.getInt()];
 			buffer.get(headers);
 			byte[] body = new byte[buffer.remaining()];
 			buffer.get(body);
-			return StoredResponseBodies.taking(stored.status(),
-					HeaderCodec.decode(new String(headers, StandardCharsets.UTF_8)), body);
+			return new StoredResponse(stored.status(), HeaderCodec.decode(new String(headers, StandardCharsets.UTF_8)),
+					body);
 		}
 		catch (RuntimeException ex) {
 			throw new UnreadableStoredResponseException("The decrypted stored response is malformed", ex);

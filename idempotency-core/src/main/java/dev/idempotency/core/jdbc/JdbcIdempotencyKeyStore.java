@@ -18,7 +18,6 @@ import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.IdempotencyRecord.Status;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.internal.StoredResponseBodies;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -220,7 +219,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
 		try {
 			int updated = this.jdbc.update(this.sql.complete, response.status(), HeaderCodec.encode(response.headers()),
-					StoredResponseBodies.peek(response), retention.toMillis(), scope, key, owner);
+					response.body(), retention.toMillis(), scope, key, owner);
 			return (updated == 1) ? Completion.COMPLETED : Completion.CLAIM_LOST;
 		}
 		catch (DataAccessException ex) {
@@ -253,7 +252,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		if (status == Status.DONE) {
 			String headers = rs.getString("response_headers");
 			byte[] body = rs.getBytes("response_body");
-			response = StoredResponseBodies.taking(rs.getInt("http_status"),
+			response = new StoredResponse(rs.getInt("http_status"),
 					(headers != null) ? HeaderCodec.decode(headers) : java.util.Map.of(),
 					(body != null) ? body : new byte[0]);
 		}
