@@ -167,13 +167,14 @@ class OutboxTracingTests {
 		String topic = topic("malformed-trace");
 		OutboxRelay relay = kafkaRelay(table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
-		long id = OutboxTestSupport.transactions(this.dataSource)
-			.execute((status) -> outbox.append(OutboxEvent.to(topic)
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> outbox.append(OutboxEvent.to(topic)
 				.key("order-1")
 				.payload(Map.of("n", 1))
 				.eventId("evt-malformed")
 				.header("traceparent", "00-not-a-trace-context")
 				.build()));
+		long id = OutboxTestSupport.id(this.dataSource, table, "evt-malformed");
 		relay.runOnce();
 		assertThat(status(table, id)).isEqualTo("PUBLISHED");
 		ConsumerRecord<byte[], byte[]> record = KafkaTopicReader.readAll(this.broker, topic).get(0);
@@ -203,9 +204,10 @@ class OutboxTracingTests {
 	private long append(String table, String destination, String eventId) {
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
 		outbox.setTracing(this.tracing.outboxTracing());
-		return OutboxTestSupport.transactions(this.dataSource)
-			.execute((status) -> outbox
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> outbox
 				.append(OutboxEvent.to(destination).key("order-1").payload(Map.of("n", 1)).eventId(eventId).build()));
+		return OutboxTestSupport.id(this.dataSource, table, eventId);
 	}
 
 	private Map<String, List<String>> storedHeaders(String table, long id) {
