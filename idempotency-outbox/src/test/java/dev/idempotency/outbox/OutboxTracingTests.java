@@ -107,6 +107,31 @@ class OutboxTracingTests {
 	}
 
 	@Test
+	void aRowCarriesTheTraceCurrentAtItsAppendThoughItIsWrittenAtTheCommitOutsideIt() {
+		String table = "traced_at_append_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		outbox.setTracing(this.tracing.outboxTracing());
+		Tracer tracer = this.tracing.tracer;
+		Span handler = tracer.nextSpan().name("handler").start();
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			try (Tracer.SpanInScope scope = tracer.withSpan(handler)) {
+				outbox.append(OutboxEvent.to("orders")
+					.key("order-1")
+					.payload(Map.of("n", 1))
+					.eventId("evt-at-append")
+					.build());
+			}
+			finally {
+				handler.end();
+			}
+		});
+		long id = OutboxTestSupport.id(this.dataSource, table, "evt-at-append");
+		assertThat(storedHeaders(table, id).get("traceparent")).singleElement()
+			.isEqualTo("00-" + handler.context().traceId() + "-" + handler.context().spanId() + "-01");
+	}
+
+	@Test
 	void theHttpProviderReceivesTheTraceOfTheAppend() throws IOException {
 		String table = "traced_http_outbox";
 		List<String> traceparents = new CopyOnWriteArrayList<>();
