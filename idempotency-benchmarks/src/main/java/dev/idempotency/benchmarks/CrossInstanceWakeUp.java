@@ -19,6 +19,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.JdbcOutbox;
 import dev.idempotency.outbox.OutboxDestination;
+import dev.idempotency.outbox.OutboxEvent;
 import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
@@ -134,8 +135,11 @@ public final class CrossInstanceWakeUp {
 							}
 							Instance instance = appenders[n % appenders.length];
 							String key = "k" + (n % layout.keys);
-							long id = instance.transactions
-								.execute((status) -> instance.outbox.append("bench", key, Map.of("n", key)));
+							// appendAll writes at once and returns the row id, which the
+							// deliveries are matched by.
+							long id = instance.transactions.execute((status) -> instance.outbox
+								.appendAll(List.of(OutboxEvent.to("bench").key(key).payload(Map.of("n", key)).build()))
+								.get(0));
 							commits.put(id, System.nanoTime());
 						}
 						return null;

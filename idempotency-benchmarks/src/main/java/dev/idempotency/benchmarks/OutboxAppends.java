@@ -19,7 +19,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The write side of the outbox: transactions of 100 events on 4 threads, each thread on
  * keys of its own (appends to one key from two transactions wait for each other, by
- * design), with one insert per event against one JDBC batch per transaction.
+ * design), each event appended by itself (written with one insert at the commit) against
+ * all of them at once by {@code appendAll}.
  */
 final class OutboxAppends {
 

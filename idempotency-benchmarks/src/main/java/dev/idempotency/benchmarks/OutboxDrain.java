@@ -108,10 +108,9 @@ public final class OutboxDrain {
 		}
 		this.lastShares = String.join("; ", shares) + "; time in Kafka deliveries: " + String.join(", ", inKafka);
 		OutboxAppends appends = new OutboxAppends(this.dataSource);
-		results.put("append: transactions of 100 events, 4 threads, one insert per event",
+		results.put("append: transactions of 100 events, 4 threads, one insert per transaction at its commit",
 				appends.measure(rows, false));
-		results.put("appendAll: transactions of 100 events, 4 threads, one JDBC batch each",
-				appends.measure(rows, true));
+		results.put("appendAll: transactions of 100 events, 4 threads, one insert each", appends.measure(rows, true));
 		return results;
 	}
 

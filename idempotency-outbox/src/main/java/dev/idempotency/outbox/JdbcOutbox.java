@@ -6,6 +6,7 @@ import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,32 +23,42 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
-import org.springframework.jdbc.core.namedparam.SqlParameterSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
-import org.springframework.jdbc.support.GeneratedKeyHolder;
-import org.springframework.jdbc.support.KeyHolder;
+import org.springframework.jdbc.support.SqlArrayValue;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.Assert;
 
 /**
- * {@link Outbox} on PostgreSQL: one {@code INSERT} per message, on the connection of the
- * caller's transaction, which must be a transaction of the outbox's {@link DataSource};
- * {@link #appendAll(Collection)} sends the inserts of many messages as one JDBC batch.
+ * {@link Outbox} on PostgreSQL, on the connection of the caller's transaction, which must
+ * be a transaction of the outbox's {@link DataSource}. {@link #append(OutboxEvent)} keeps
+ * the transaction's messages and writes them with one set-based {@code INSERT} before the
+ * transaction commits: one round trip for the transaction, not one per message. A failure
+ * of that write fails the commit with the exception (the transaction rolls back, nothing
+ * of it is written). The messages are written earlier, all that wait at once, when the
+ * transaction {@linkplain org.springframework.transaction.TransactionStatus#flush()
+ * flushes} (under a {@code DataSourceTransactionManager}), at
+ * {@link #appendAll(Collection)}, which writes at once, and when more than a thousand
+ * rows or 4 MiB wait. So a transaction that reads the outbox table itself sees its
+ * appends only once they are written. A rollback to a savepoint (a nested transaction)
+ * drops the messages appended since; a savepoint set on the JDBC connection directly,
+ * which the transaction does not know of, is not seen.
  * <p>
- * The insert first takes a transaction-scoped lock, so that a second transaction
- * appending to the same key waits until the first has committed or rolled back: the ids
- * of a key, its publication order, follow the commit order of its transactions. While a
- * transaction has appended to at most {@link #setMaxKeyLocks(int) a few keys} it locks
- * each of its keys (and the table in shared mode); once it appends to more, it locks the
- * table in exclusive mode instead, which orders it against every other transaction that
- * appends to the table. So a transaction holds a bounded number of locks in PostgreSQL's
- * shared lock table whatever the number of keys it appends to, at the price, for a
- * transaction of many keys, of waiting for the appending transactions in flight and
- * making the others wait for its end. Two transactions that append to several keys in
- * opposite orders can deadlock, and so can one whose appends reach the limit while
- * another waits for one of its keys; PostgreSQL then rolls one of them back, to be
- * retried.
+ * The insert first takes transaction-scoped locks, so that a second transaction appending
+ * to the same key waits until the first has committed or rolled back: the ids of a key,
+ * its publication order, follow the commit order of its transactions. While a transaction
+ * has appended to at most {@link #setMaxKeyLocks(int) a few keys} it locks each of its
+ * keys (and the table in shared mode), the distinct keys of one insert in one order that
+ * every transaction follows; once it appends to more, it locks the table in exclusive
+ * mode instead, which orders it against every other transaction that appends to the
+ * table. So a transaction holds a bounded number of locks in PostgreSQL's shared lock
+ * table whatever the number of keys it appends to, at the price, for a transaction of
+ * many keys, of waiting for the appending transactions in flight and making the others
+ * wait for its end. Since the keys are locked at the commit, from the write to the end of
+ * the transaction, two transactions that write their rows once each do not deadlock on
+ * them; two that write several times (by {@code appendAll} and flushes) to keys in
+ * opposite orders can, and so can one whose writes reach the limit while another waits
+ * for one of its keys; PostgreSQL then rolls one of them back, to be retried.
  * <p>
  * A message whose payload and headers take more than {@link #setMaxPayloadSize(int) the
  * maximum payload size} is refused before anything is written.
@@ -55,7 +66,7 @@ import org.springframework.util.Assert;
  * With {@link #setTracing(OutboxTracing) tracing}, each message is stored with the trace
  * context current at its append, among its headers.
  * <p>
- * After a transaction that appended commits, the listeners given to
+ * After a transaction that wrote messages commits, the listeners given to
  * {@link #afterCommit(Runnable)} run, so that the relay of this instance starts at once
  * instead of at its next poll. With {@link #setNotifyRelays(boolean)}, each insert also
  * notifies the table's channel, so that the relays of every instance that
@@ -208,24 +219,29 @@ public class JdbcOutbox implements Outbox {
 		this.commitListeners.add(listener);
 	}
 
+	/**
+	 * Append a message: it is checked and serialized now, and written with the other
+	 * messages of the transaction by one statement before the transaction commits (or
+	 * earlier, see the class documentation).
+	 */
 	@Override
-	public long append(OutboxEvent message) {
+	public void append(OutboxEvent message) {
 		Assert.notNull(message, "message must not be null");
 		checkTransaction();
 		Row row = row(message);
-		int[] locks = transactionAppends().locks(List.of(message));
-		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.update(insert(), row.parameters(locks[0]), keys, new String[] { "id" });
-		Number id = keys.getKey();
-		Assert.state(id != null, "The outbox insert returned no id");
-		return id.longValue();
+		TransactionAppends appends = transactionAppends();
+		appends.add(row);
+		if (appends.writesAtOnce()) {
+			write(appends);
+		}
 	}
 
 	/**
-	 * Append messages with one JDBC batch of the insert that {@link #append(OutboxEvent)}
-	 * runs, in the order of the collection. Every message is checked and serialized
-	 * before anything is written. When the messages would take the transaction past the
-	 * keys it locks one by one, the table is locked before the first of them.
+	 * Append messages with one statement, at once, in the order of the collection,
+	 * together with the messages of the transaction that still wait for its commit (which
+	 * come first). Every message is checked and serialized before anything is written.
+	 * When the messages would take the transaction past the keys it locks one by one, the
+	 * table is locked before the first of them is written.
 	 */
 	@Override
 	public List<Long> appendAll(Collection<OutboxEvent> messages) {
@@ -237,19 +253,58 @@ public class JdbcOutbox implements Outbox {
 			return List.of();
 		}
 		List<Row> rows = events.stream().map(this::row).toList();
-		int[] locks = transactionAppends().locks(events);
-		SqlParameterSource[] parameters = new SqlParameterSource[rows.size()];
-		for (int i = 0; i < parameters.length; i++) {
-			parameters[i] = rows.get(i).parameters(locks[i]);
-		}
-		KeyHolder keys = new GeneratedKeyHolder();
-		this.jdbc.batchUpdate(insert(), parameters, keys, new String[] { "id" });
-		List<Long> ids = new ArrayList<>(events.size());
-		for (Map<String, Object> key : keys.getKeyList()) {
-			ids.add(((Number) key.get("id")).longValue());
-		}
-		Assert.state(ids.size() == events.size(),
+		TransactionAppends appends = transactionAppends();
+		rows.forEach(appends::add);
+		List<Long> ids = write(appends);
+		Assert.state(ids.size() >= events.size(),
 				() -> "The outbox insert returned " + ids.size() + " ids for " + events.size() + " messages");
+		return List.copyOf(ids.subList(ids.size() - events.size(), ids.size()));
+	}
+
+	/**
+	 * Write the rows of a transaction that wait, with one statement.
+	 * @return their ids, in the order of their appends
+	 */
+	private List<Long> write(TransactionAppends appends) {
+		List<Row> rows = appends.unwritten();
+		if (rows.isEmpty()) {
+			return List.of();
+		}
+		int lock = appends.lock(rows);
+		int size = rows.size();
+		String[] destinations = new String[size];
+		String[] messageKeys = new String[size];
+		byte[][] payloads = new byte[size][];
+		String[] headers = new String[size];
+		String[] eventIds = new String[size];
+		String[] eventTypes = new String[size];
+		String[] idempotencyKeys = new String[size];
+		for (int i = 0; i < size; i++) {
+			Row row = rows.get(i);
+			destinations[i] = row.message().getDestination();
+			messageKeys[i] = row.message().getMessageKey();
+			payloads[i] = row.payload();
+			headers[i] = row.headers();
+			eventIds[i] = row.message().getEventId();
+			eventTypes[i] = row.message().getEventType();
+			idempotencyKeys[i] = row.message().getIdempotencyKey();
+		}
+		MapSqlParameterSource parameters = new MapSqlParameterSource()
+			.addValue("destinations", new SqlArrayValue("varchar", (Object[]) destinations))
+			.addValue("message_keys", new SqlArrayValue("varchar", (Object[]) messageKeys))
+			.addValue("payloads", new SqlArrayValue("bytea", (Object[]) payloads))
+			.addValue("headers", new SqlArrayValue("text", (Object[]) headers))
+			.addValue("event_ids", new SqlArrayValue("varchar", (Object[]) eventIds))
+			.addValue("event_types", new SqlArrayValue("varchar", (Object[]) eventTypes))
+			.addValue("idempotency_keys", new SqlArrayValue("varchar", (Object[]) idempotencyKeys))
+			.addValue("key_lock", lock, Types.INTEGER);
+		// Ids are drawn in the order of the rows, so sorted they are the rows' ids in
+		// order, whatever order RETURNING gives them in.
+		List<Long> ids = new ArrayList<>(this.jdbc.queryForList(insert(), parameters, Long.class));
+		Assert.state(ids.size() == size,
+				() -> "The outbox insert returned " + ids.size() + " ids for " + size + " messages");
+		ids.sort(null);
+		appends.written();
 		return ids;
 	}
 
@@ -283,7 +338,7 @@ public class JdbcOutbox implements Outbox {
 					+ " send its reference), or raise the maximum payload size (idempotency.outbox.max-payload-size"
 					+ " with Spring Boot) if every destination accepts it.");
 		}
-		return new Row(message, bytes, headers);
+		return new Row(message, bytes, headers, size);
 	}
 
 	private void checkDeliverable(OutboxEvent message) {
@@ -330,13 +385,50 @@ public class JdbcOutbox implements Outbox {
 	private TransactionAppends transactionAppends() {
 		TransactionAppends appends = (TransactionAppends) TransactionSynchronizationManager.getResource(this);
 		if (appends == null) {
-			appends = new TransactionAppends(this.maxKeyLocks);
-			TransactionSynchronizationManager.bindResource(this, appends);
+			TransactionAppends created = new TransactionAppends(this.maxKeyLocks);
+			TransactionSynchronizationManager.bindResource(this, created);
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 
 				@Override
+				public void suspend() {
+					// A transaction that suspends this one (REQUIRES_NEW) has appends of
+					// its own.
+					TransactionSynchronizationManager.unbindResource(JdbcOutbox.this);
+				}
+
+				@Override
+				public void resume() {
+					TransactionSynchronizationManager.bindResource(JdbcOutbox.this, created);
+				}
+
+				@Override
+				public void flush() {
+					write(created);
+				}
+
+				@Override
+				public void savepoint(Object savepoint) {
+					created.savepoint(savepoint);
+				}
+
+				@Override
+				public void savepointRollback(Object savepoint) {
+					created.rollbackTo(savepoint);
+				}
+
+				@Override
+				public void beforeCommit(boolean readOnly) {
+					// A failure here fails the commit: the transaction rolls back and
+					// the caller gets the exception, with nothing of it written.
+					write(created);
+					created.committing();
+				}
+
+				@Override
 				public void afterCommit() {
-					JdbcOutbox.this.commitListeners.forEach(Runnable::run);
+					if (created.wroteRows()) {
+						JdbcOutbox.this.commitListeners.forEach(Runnable::run);
+					}
 				}
 
 				@Override
@@ -345,14 +437,25 @@ public class JdbcOutbox implements Outbox {
 				}
 
 			});
+			appends = created;
 		}
 		return appends;
 	}
 
 	/**
-	 * The keys a transaction locked one by one, until it locks the table.
+	 * The rows a transaction appended that wait for its commit, and the keys it locked
+	 * one by one, until it locks the table.
 	 */
 	private static final class TransactionAppends {
+
+		/**
+		 * The most rows that wait for the commit before they are written, so that a
+		 * transaction of many appends holds a bounded number of them in memory.
+		 */
+		static final int MAX_WAITING_ROWS = 1000;
+
+		/** The most bytes of payload and headers that wait for the commit. */
+		static final long MAX_WAITING_BYTES = 4L * 1024 * 1024;
 
 		private final int maxKeyLocks;
 
@@ -360,20 +463,97 @@ public class JdbcOutbox implements Outbox {
 
 		private boolean tableLocked;
 
+		/**
+		 * The rows appended, the first {@link #written} of them in the table. Rows are
+		 * dropped once written, unless a savepoint may still need them.
+		 */
+		private final List<Row> rows = new ArrayList<>();
+
+		private int written;
+
+		private long waitingBytes;
+
+		/** Each savepoint's rows and written rows when it was created. */
+		private final Map<Object, int[]> savepoints = new IdentityHashMap<>();
+
+		private boolean wroteRows;
+
+		private boolean committing;
+
 		TransactionAppends(int maxKeyLocks) {
 			this.maxKeyLocks = maxKeyLocks;
 		}
 
+		void add(Row row) {
+			this.rows.add(row);
+			this.waitingBytes += row.size();
+		}
+
 		/**
-		 * The lock each message's insert takes. Every insert takes its lock again (a lock
-		 * a transaction holds already costs no entry in the lock table), so that a lock
-		 * released by a rolled-back savepoint is taken again.
+		 * Whether the rows that wait are written now: too many to hold, or appended once
+		 * the commit has written the others (by another synchronization's
+		 * {@code beforeCommit}).
 		 */
-		int[] locks(List<OutboxEvent> messages) {
+		boolean writesAtOnce() {
+			return this.committing || this.rows.size() - this.written >= MAX_WAITING_ROWS
+					|| this.waitingBytes >= MAX_WAITING_BYTES;
+		}
+
+		List<Row> unwritten() {
+			return List.copyOf(this.rows.subList(this.written, this.rows.size()));
+		}
+
+		void written() {
+			this.wroteRows = true;
+			this.waitingBytes = 0;
+			if (this.savepoints.isEmpty()) {
+				this.rows.clear();
+				this.written = 0;
+			}
+			else {
+				this.written = this.rows.size();
+			}
+		}
+
+		boolean wroteRows() {
+			return this.wroteRows;
+		}
+
+		void committing() {
+			this.committing = true;
+		}
+
+		void savepoint(Object savepoint) {
+			this.savepoints.put(savepoint, new int[] { this.rows.size(), this.written });
+		}
+
+		/**
+		 * Forget the rows appended since the savepoint, and wait again for the commit
+		 * with those appended before it that were written after it: the database drops
+		 * them too. A savepoint this transaction did not see was created before its first
+		 * append.
+		 */
+		void rollbackTo(Object savepoint) {
+			int[] mark = this.savepoints.getOrDefault(savepoint, new int[] { 0, 0 });
+			this.rows.subList(mark[0], this.rows.size()).clear();
+			this.written = Math.min(this.written, mark[1]);
+			this.waitingBytes = 0;
+			for (Row row : this.rows.subList(this.written, this.rows.size())) {
+				this.waitingBytes += row.size();
+			}
+		}
+
+		/**
+		 * The lock that the insert of rows takes. Every insert takes its locks again (a
+		 * lock a transaction holds already costs no entry in the lock table), so that a
+		 * lock released by a rolled-back savepoint is taken again.
+		 */
+		int lock(List<Row> rows) {
+			boolean keyed = false;
 			if (!this.tableLocked) {
 				Set<OrderKey> keys = new HashSet<>(this.lockedKeys);
-				for (OutboxEvent message : messages) {
-					OrderKey key = OrderKey.of(message.getDestination(), message.getMessageKey());
+				for (Row row : rows) {
+					OrderKey key = OrderKey.of(row.message().getDestination(), row.message().getMessageKey());
 					if (key != null) {
 						keys.add(key);
 					}
@@ -386,12 +566,10 @@ public class JdbcOutbox implements Outbox {
 					this.lockedKeys.addAll(keys);
 				}
 			}
-			int[] locks = new int[messages.size()];
-			for (int i = 0; i < locks.length; i++) {
-				boolean keyed = messages.get(i).getMessageKey() != null;
-				locks[i] = !keyed ? NO_LOCK : (this.tableLocked ? TABLE_LOCK : KEY_LOCK);
+			for (Row row : rows) {
+				keyed |= row.message().getMessageKey() != null;
 			}
-			return locks;
+			return !keyed ? NO_LOCK : (this.tableLocked ? TABLE_LOCK : KEY_LOCK);
 		}
 
 	}
@@ -399,19 +577,7 @@ public class JdbcOutbox implements Outbox {
 	/**
 	 * A message checked and serialized, ready for its insert.
 	 */
-	private record Row(OutboxEvent message, byte[] payload, @Nullable String headers) {
-
-		MapSqlParameterSource parameters(int keyLock) {
-			// Typed, so that a null needs no look-up of the parameter's type.
-			return new MapSqlParameterSource().addValue("destination", this.message.getDestination(), Types.VARCHAR)
-				.addValue("message_key", this.message.getMessageKey(), Types.VARCHAR)
-				.addValue("payload", this.payload, Types.BINARY)
-				.addValue("headers", this.headers, Types.VARCHAR)
-				.addValue("event_id", this.message.getEventId(), Types.VARCHAR)
-				.addValue("event_type", this.message.getEventType(), Types.VARCHAR)
-				.addValue("idempotency_key", this.message.getIdempotencyKey(), Types.VARCHAR)
-				.addValue("key_lock", keyLock, Types.INTEGER);
-		}
+	private record Row(OutboxEvent message, byte[] payload, @Nullable String headers, long size) {
 
 	}
 

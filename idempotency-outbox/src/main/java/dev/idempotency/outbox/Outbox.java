@@ -1,6 +1,5 @@
 package dev.idempotency.outbox;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 
@@ -9,34 +8,36 @@ import org.jspecify.annotations.Nullable;
 /**
  * Writes messages to the outbox in the caller's transaction. A message becomes visible to
  * the relay when that transaction commits, and never if it rolls back.
+ * <p>
+ * {@link #append(OutboxEvent)} checks and serializes a message at once and may write it
+ * later in the transaction, with the transaction's other messages, before it commits:
+ * {@link JdbcOutbox} writes all the appends of a transaction with one statement at its
+ * commit. {@link #appendAll(Collection)} writes at once and returns the rows' ids.
  *
  * @since 0.1.0
  */
 public interface Outbox {
 
 	/**
-	 * Append a message in the current transaction.
+	 * Append a message in the current transaction. It is written before the transaction
+	 * commits; a failure to write it fails the commit.
 	 * @param message the message
-	 * @return the id of the outbox row, its place in the publication order
 	 * @throws IllegalStateException when no transaction is active
+	 * @throws IllegalArgumentException when the message is larger than the outbox takes
 	 */
-	long append(OutboxEvent message);
+	void append(OutboxEvent message);
 
 	/**
-	 * Append messages in the current transaction, in the order of the collection: rows of
-	 * one key are published in that order. {@link JdbcOutbox} writes them with one JDBC
-	 * batch, a round trip for the whole collection instead of one per message.
+	 * Append messages in the current transaction and write them at once, after the
+	 * messages appended before them in the transaction, in the order of the collection:
+	 * rows of one key are published in that order. {@link JdbcOutbox} writes them with
+	 * one statement, a round trip for the whole collection.
 	 * @param messages the messages
-	 * @return the ids of the outbox rows, in the order of the messages
+	 * @return the ids of the outbox rows, their place in the publication order, in the
+	 * order of the messages
 	 * @throws IllegalStateException when no transaction is active; nothing is written
 	 */
-	default List<Long> appendAll(Collection<OutboxEvent> messages) {
-		List<Long> ids = new ArrayList<>(messages.size());
-		for (OutboxEvent message : messages) {
-			ids.add(append(message));
-		}
-		return ids;
-	}
+	List<Long> appendAll(Collection<OutboxEvent> messages);
 
 	/**
 	 * Append a message with a payload serialized as JSON, a random event id and an
@@ -45,11 +46,10 @@ public interface Outbox {
 	 * @param messageKey the ordering key (the Kafka record key), or {@code null} for a
 	 * message without order
 	 * @param payload the payload, serialized with the application's JSON mapper
-	 * @return the id of the outbox row
 	 * @throws IllegalStateException when no transaction is active
 	 */
-	default long append(String destination, @Nullable String messageKey, Object payload) {
-		return append(OutboxEvent.to(destination).key(messageKey).payload(payload).build());
+	default void append(String destination, @Nullable String messageKey, Object payload) {
+		append(OutboxEvent.to(destination).key(messageKey).payload(payload).build());
 	}
 
 }

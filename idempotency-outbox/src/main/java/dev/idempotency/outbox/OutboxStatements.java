@@ -30,12 +30,13 @@ final class OutboxStatements {
 	static final int MAX_CHANNEL_LENGTH = 63;
 
 	/**
-	 * Append a row. Parameters: {@code destination}, {@code message_key},
-	 * {@code payload}, {@code headers}, {@code event_id}, {@code event_type},
-	 * {@code idempotency_key}, and {@code key_lock}: the lock that keeps the key's rows
-	 * in commit order, {@value JdbcOutbox#KEY_LOCK} (the key's own lock, and the table's
-	 * shared lock), {@value JdbcOutbox#TABLE_LOCK} (the table's exclusive lock) or
-	 * {@value JdbcOutbox#NO_LOCK}.
+	 * Append rows, in the order of the arrays, with one statement. Parameters: arrays
+	 * {@code destinations}, {@code message_keys}, {@code payloads}, {@code headers},
+	 * {@code event_ids}, {@code event_types}, {@code idempotency_keys}, one element per
+	 * row; and {@code key_lock}: the lock that keeps the keys' rows in commit order,
+	 * {@value JdbcOutbox#KEY_LOCK} (the table's shared lock, then the lock of each
+	 * distinct key of the rows), {@value JdbcOutbox#TABLE_LOCK} (the table's exclusive
+	 * lock) or {@value JdbcOutbox#NO_LOCK}. Returns the ids of the rows.
 	 */
 	final String insert;
 
@@ -97,19 +98,24 @@ final class OutboxStatements {
 	final String redriveAll;
 
 	OutboxStatements(String table) {
-		// The append takes a transaction-scoped advisory lock before the identity draws
-		// the id (the lock is in a subquery the insert reads from, which PostgreSQL
-		// evaluates first because the lock functions are volatile). A transaction takes
-		// its key's lock and the table's lock shared while it has appended to few keys,
-		// and the table's lock exclusive once it appends to more: a second transaction
-		// appending to the same key waits until the first ends, whichever locks each
-		// holds, so ids of one key follow the commit order of their transactions. Keys
-		// hash to 64 bits, seeded by table and destination: a collision only serialises
-		// two keys' appends.
+		// The append takes transaction-scoped advisory locks before the identity draws
+		// the ids: they are taken by an InitPlan of a one-time filter, which PostgreSQL
+		// runs before the first row reaches the projection that calls nextval (EXPLAIN
+		// VERBOSE shows it). A transaction takes the table's lock shared and then the
+		// lock
+		// of each distinct key of the rows while it has appended to few keys, and the
+		// table's lock exclusive once it appends to more: a second transaction appending
+		// to the same key waits until the first ends, whichever locks each holds, so ids
+		// of one key follow the commit order of their transactions. The keys' locks are
+		// taken in the order of their lock ids, the same in every session, so that two
+		// transactions whose rows are written by one statement each never deadlock on
+		// them. Keys hash to 64 bits, seeded by table and destination: a collision only
+		// serialises two keys' appends. WITH ORDINALITY gives the rows in the order of
+		// the arrays, which the planner knows: ids are drawn in that order.
 		this.insert = insert(table, "");
 		// pg_notify is volatile, like the lock functions, so it is evaluated although no
 		// column reads it: it costs no round trip of its own.
-		this.insertNotifying = insert(table, ",\n       pg_notify('" + channel(table) + "', '') AS notified");
+		this.insertNotifying = insert(table, "\n        UNION ALL SELECT pg_notify('" + channel(table) + "', '')");
 		// A loose index scan: one index probe per distinct key with unpublished rows,
 		// starting after a cursor so that every key gets its turn. The first entry of a
 		// key in the (destination, message_key, id) index of unpublished rows is its
@@ -285,15 +291,24 @@ final class OutboxStatements {
 			.render("""
 					INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
 					                     idempotency_key, status, attempts, available_at, created_at)
-					SELECT :destination, :message_key, :payload, :headers, :event_id, :event_type, :idempotency_key,
+					SELECT r.destination, r.message_key, r.payload, r.headers, r.event_id, r.event_type, r.idempotency_key,
 					       'PENDING', 0, now(), now()
-					FROM (SELECT CASE WHEN :key_lock = 1 THEN pg_advisory_xact_lock_shared(hashtextextended('%TABLE%', 0))
-					                  WHEN :key_lock = 2 THEN pg_advisory_xact_lock(hashtextextended('%TABLE%', 0))
-					             END AS table_lock,
-					             CASE WHEN :key_lock = 1
-					                  THEN pg_advisory_xact_lock(hashtextextended(:message_key::text,
-					                                                              hashtext('%TABLE%:' || :destination::text)))
-					             END AS key_lock%NOTIFY%) AS locks
+					FROM unnest(:destinations::varchar[], :message_keys::varchar[], :payloads::bytea[], :headers::text[],
+					            :event_ids::varchar[], :event_types::varchar[], :idempotency_keys::varchar[])
+					     WITH ORDINALITY AS r(destination, message_key, payload, headers, event_id, event_type,
+					                          idempotency_key, position)
+					WHERE (SELECT count(*) FROM (
+					        SELECT CASE WHEN :key_lock = 1 THEN pg_advisory_xact_lock_shared(hashtextextended('%TABLE%', 0))
+					                    WHEN :key_lock = 2 THEN pg_advisory_xact_lock(hashtextextended('%TABLE%', 0))
+					               END
+					        UNION ALL
+					        (SELECT pg_advisory_xact_lock(k.lock) FROM (
+					            SELECT DISTINCT hashtextextended(u.message_key, hashtext('%TABLE%:' || u.destination)) AS lock
+					            FROM unnest(:destinations::varchar[], :message_keys::varchar[]) AS u(destination, message_key)
+					            WHERE :key_lock = 1 AND u.message_key IS NOT NULL
+					            ORDER BY 1) k)%NOTIFY%) locks) > 0
+					ORDER BY r.position
+					RETURNING id
 					"""
 				.replace("%NOTIFY%", notify), table);
 	}

@@ -223,9 +223,10 @@ class HttpOutboxDestinationTests {
 
 	private long appendCharge(String table, String eventId) {
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
-		return OutboxTestSupport.transactions(this.dataSource)
-			.execute((status) -> outbox
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> outbox
 				.append(OutboxEvent.to("payments").key("order-1").payload(new Charge(100)).eventId(eventId).build()));
+		return OutboxTestSupport.id(this.dataSource, table, eventId);
 	}
 
 	private OutboxRelay relay(String table, Duration maxAge) {

@@ -59,16 +59,11 @@ class KafkaOutboxPartialFailureTests {
 		byte[] large = new byte[2048];
 		Arrays.fill(large, (byte) 'x');
 		List<Long> ids = OutboxTestSupport.transactions(this.dataSource)
-			.execute((status) -> List.of(
-					outbox
-						.append(OutboxEvent.to(topic).key("k").payload("k:1".getBytes(StandardCharsets.UTF_8)).build()),
-					outbox.append(OutboxEvent.to(topic).key("k").payload(large).build()),
-					outbox
-						.append(OutboxEvent.to(topic).key("k").payload("k:3".getBytes(StandardCharsets.UTF_8)).build()),
-					outbox.append(OutboxEvent.to(topic)
-						.key("other")
-						.payload("o:1".getBytes(StandardCharsets.UTF_8))
-						.build())));
+			.execute((status) -> outbox.appendAll(List.of(
+					OutboxEvent.to(topic).key("k").payload("k:1".getBytes(StandardCharsets.UTF_8)).build(),
+					OutboxEvent.to(topic).key("k").payload(large).build(),
+					OutboxEvent.to(topic).key("k").payload("k:3".getBytes(StandardCharsets.UTF_8)).build(),
+					OutboxEvent.to(topic).key("other").payload("o:1".getBytes(StandardCharsets.UTF_8)).build())));
 		// Small producer batches, so that each record of the key travels in its own.
 		KafkaTemplate<byte[], byte[]> kafka = OutboxTestSupport.kafkaTemplate(this.broker,
 				Map.of(ProducerConfig.BATCH_SIZE_CONFIG, 1500, ProducerConfig.LINGER_MS_CONFIG, 0));

@@ -212,14 +212,15 @@ class KafkaOutboxRelayTests {
 		SingleConnectionDataSource setup = own();
 		OutboxTestSupport.createTable(setup, table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(setup, table);
-		long id = OutboxTestSupport.transactions(setup)
-			.execute((status) -> outbox.append(OutboxEvent.to(topic)
+		OutboxTestSupport.transactions(setup)
+			.executeWithoutResult((status) -> outbox.append(OutboxEvent.to(topic)
 				.key("order-7")
 				.payload(Map.of("orderId", "order-7"))
 				.eventId("evt-7")
 				.eventType("OrderPlaced")
 				.header("tenant", "acme")
 				.build()));
+		long id = OutboxTestSupport.id(setup, table, "evt-7");
 		KafkaTemplate<byte[], byte[]> kafka = OutboxTestSupport.kafkaTemplate(this.broker);
 		this.resources.add(() -> OutboxTestSupport.close(kafka));
 		OutboxRelay relay = OutboxRelay.builder(setup)

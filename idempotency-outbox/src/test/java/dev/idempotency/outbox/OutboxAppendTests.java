@@ -43,12 +43,13 @@ class OutboxAppendTests {
 
 	@Test
 	void appendInATransactionWritesAPendingRowWithJsonPayloadAndDerivedKey() {
-		long id = this.transactions.execute((status) -> this.outbox.append(OutboxEvent.to("orders")
+		this.transactions.executeWithoutResult((status) -> this.outbox.append(OutboxEvent.to("orders")
 			.key("order-2")
 			.payload(new OrderPlaced("order-2", 42))
 			.eventId("evt-2")
 			.header("tenant", "acme")
 			.build()));
+		long id = OutboxTestSupport.id(this.jdbc.getDataSource(), "append_outbox", "evt-2");
 		Map<String, Object> row = this.jdbc.queryForMap("SELECT * FROM append_outbox WHERE id = ?", id);
 		assertThat(row).containsEntry("status", "PENDING")
 			.containsEntry("destination", "orders")
@@ -64,8 +65,9 @@ class OutboxAppendTests {
 	@Test
 	void rawBytesAreStoredAsGivenAndAnExplicitKeyIsKept() {
 		byte[] payload = { 0, 1, 2, (byte) 0xff };
-		long id = this.transactions.execute((status) -> this.outbox
-			.append(OutboxEvent.to("payments").payload(payload).idempotencyKey("charge-order-9").build()));
+		this.transactions.executeWithoutResult((status) -> this.outbox.append(
+				OutboxEvent.to("payments").payload(payload).eventId("evt-9").idempotencyKey("charge-order-9").build()));
+		long id = OutboxTestSupport.id(this.jdbc.getDataSource(), "append_outbox", "evt-9");
 		Map<String, Object> row = this.jdbc.queryForMap("SELECT * FROM append_outbox WHERE id = ?", id);
 		assertThat((byte[]) row.get("payload")).containsExactly(payload);
 		assertThat(row).containsEntry("idempotency_key", "charge-order-9").containsEntry("message_key", null);

@@ -48,6 +48,14 @@ class OutboxCommitOrderTests {
 	}
 
 	@Test
+	void aTransactionWhoseAppendsAreWrittenAtItsCommitWaitsThereForAnEarlierWrittenTransactionOfTheKey()
+			throws Exception {
+		// The first writes at once (appendAll) and holds the key's lock; the second's
+		// append waits for its commit, and its commit for the first.
+		publishedInCommitOrder("commit_order_at_commit_outbox", Shape.BATCH, Shape.ONE);
+	}
+
+	@Test
 	void aTransactionThatGoesOnToAppendToMoreKeysThanItLocksAndAnotherAppendingToOneOfThemArePublishedInCommitOrder()
 			throws Exception {
 		publishedInCommitOrder("commit_order_many_first_outbox", Shape.MANY_KEYS_ONE_BY_ONE, Shape.ONE);

@@ -180,12 +180,13 @@ class OutboxResendTests {
 	private long appendCharge(String table, String eventId) {
 		OutboxTestSupport.createTable(this.dataSource, table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
-		return OutboxTestSupport.transactions(this.dataSource)
-			.execute((status) -> outbox.append(OutboxEvent.to(ChargeProvider.PROVIDER)
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> outbox.append(OutboxEvent.to(ChargeProvider.PROVIDER)
 				.key("order-1")
 				.payload(Map.of("amount", 100))
 				.eventId(eventId)
 				.build()));
+		return OutboxTestSupport.id(this.dataSource, table, eventId);
 	}
 
 	private String status(String table, long id) {

@@ -103,8 +103,9 @@ class OutboxSchemaTests {
 	private static void assertAppendWorks(TestSchema schema, String table) {
 		DataSource dataSource = schema.dataSource();
 		JdbcOutbox outbox = new JdbcOutbox(dataSource, new JsonMapper(), table);
-		Long id = new TransactionTemplate(new DataSourceTransactionManager(dataSource))
-			.execute((status) -> outbox.append("orders", "k1", Map.of("n", 1)));
+		new TransactionTemplate(new DataSourceTransactionManager(dataSource)).executeWithoutResult((status) -> outbox
+			.append(OutboxEvent.to("orders").key("k1").payload(Map.of("n", 1)).eventId("schema-check").build()));
+		long id = OutboxTestSupport.id(dataSource, table, "schema-check");
 		assertThat(new JdbcTemplate(dataSource).queryForObject("SELECT status FROM " + table + " WHERE id = ?",
 				String.class, id))
 			.isEqualTo("PENDING");

@@ -28,6 +28,7 @@ import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
@@ -55,6 +56,17 @@ final class OutboxTestSupport {
 
 	static TransactionTemplate transactions(DataSource dataSource) {
 		return new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+	}
+
+	/**
+	 * The id of the row of an event, once its transaction has committed: an append
+	 * returns none, since it writes at the commit.
+	 */
+	static long id(DataSource dataSource, String table, String eventId) {
+		Long id = new JdbcTemplate(dataSource).queryForObject("SELECT id FROM " + table + " WHERE event_id = ?",
+				Long.class, eventId);
+		assertThat(id).as("the row of " + eventId).isNotNull();
+		return id;
 	}
 
 	static JdbcOutbox outbox(DataSource dataSource, String table) {

@@ -107,6 +107,31 @@ class OutboxTracingTests {
 	}
 
 	@Test
+	void aRowCarriesTheTraceCurrentAtItsAppendThoughItIsWrittenAtTheCommitOutsideIt() {
+		String table = "traced_at_append_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		outbox.setTracing(this.tracing.outboxTracing());
+		Tracer tracer = this.tracing.tracer;
+		Span handler = tracer.nextSpan().name("handler").start();
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			try (Tracer.SpanInScope scope = tracer.withSpan(handler)) {
+				outbox.append(OutboxEvent.to("orders")
+					.key("order-1")
+					.payload(Map.of("n", 1))
+					.eventId("evt-at-append")
+					.build());
+			}
+			finally {
+				handler.end();
+			}
+		});
+		long id = OutboxTestSupport.id(this.dataSource, table, "evt-at-append");
+		assertThat(storedHeaders(table, id).get("traceparent")).singleElement()
+			.isEqualTo("00-" + handler.context().traceId() + "-" + handler.context().spanId() + "-01");
+	}
+
+	@Test
 	void theHttpProviderReceivesTheTraceOfTheAppend() throws IOException {
 		String table = "traced_http_outbox";
 		List<String> traceparents = new CopyOnWriteArrayList<>();
@@ -167,13 +192,14 @@ class OutboxTracingTests {
 		String topic = topic("malformed-trace");
 		OutboxRelay relay = kafkaRelay(table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
-		long id = OutboxTestSupport.transactions(this.dataSource)
-			.execute((status) -> outbox.append(OutboxEvent.to(topic)
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> outbox.append(OutboxEvent.to(topic)
 				.key("order-1")
 				.payload(Map.of("n", 1))
 				.eventId("evt-malformed")
 				.header("traceparent", "00-not-a-trace-context")
 				.build()));
+		long id = OutboxTestSupport.id(this.dataSource, table, "evt-malformed");
 		relay.runOnce();
 		assertThat(status(table, id)).isEqualTo("PUBLISHED");
 		ConsumerRecord<byte[], byte[]> record = KafkaTopicReader.readAll(this.broker, topic).get(0);
@@ -203,9 +229,10 @@ class OutboxTracingTests {
 	private long append(String table, String destination, String eventId) {
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
 		outbox.setTracing(this.tracing.outboxTracing());
-		return OutboxTestSupport.transactions(this.dataSource)
-			.execute((status) -> outbox
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> outbox
 				.append(OutboxEvent.to(destination).key("order-1").payload(Map.of("n", 1)).eventId(eventId).build()));
+		return OutboxTestSupport.id(this.dataSource, table, eventId);
 	}
 
 	private Map<String, List<String>> storedHeaders(String table, long id) {

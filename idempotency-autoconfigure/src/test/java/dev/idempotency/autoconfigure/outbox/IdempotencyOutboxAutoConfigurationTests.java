@@ -1,6 +1,7 @@
 package dev.idempotency.autoconfigure.outbox;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -95,8 +96,8 @@ class IdempotencyOutboxAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("idempotency.outbox.table=plain_outbox").run((context) -> {
 			assertThat(context).hasSingleBean(JdbcOutbox.class).doesNotHaveBean(OutboxRelay.class);
 			assertThatIllegalStateException()
-				.isThrownBy(() -> transactions(context.getBean(DataSource.class))
-					.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1))))
+				.isThrownBy(() -> transactions(context.getBean(DataSource.class)).executeWithoutResult(
+						(status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1))))
 				.withMessageContaining("No outbox destination delivers 'orders'")
 				.withMessageContaining("idempotency.outbox.relay.enabled=false");
 			assertThat(new JdbcTemplate(context.getBean(DataSource.class))
@@ -113,10 +114,11 @@ class IdempotencyOutboxAutoConfigurationTests {
 				context.getBean(RecordingDestination.class).only = "orders";
 				TransactionTemplate transactions = transactions(context.getBean(DataSource.class));
 				assertThatIllegalStateException()
-					.isThrownBy(() -> transactions
-						.execute((status) -> context.getBean(Outbox.class).append("invoices", "i-1", Map.of("n", 1))))
+					.isThrownBy(() -> transactions.executeWithoutResult(
+							(status) -> context.getBean(Outbox.class).append("invoices", "i-1", Map.of("n", 1))))
 					.withMessageContaining("No outbox destination delivers 'invoices'");
-				transactions.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+				transactions.executeWithoutResult(
+						(status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
 				assertThat(new JdbcTemplate(context.getBean(DataSource.class))
 					.queryForList("SELECT destination FROM unsupported_outbox", String.class))
 					.containsExactly("orders");
@@ -128,10 +130,15 @@ class IdempotencyOutboxAutoConfigurationTests {
 		this.contextRunner
 			.withPropertyValues("idempotency.outbox.table=append_only_outbox", "idempotency.outbox.relay.enabled=false")
 			.run((context) -> {
-				long id = transactions(context.getBean(DataSource.class))
-					.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
-				assertThat(new JdbcTemplate(context.getBean(DataSource.class))
-					.queryForObject("SELECT status FROM append_only_outbox WHERE id = ?", String.class, id))
+				transactions(context.getBean(DataSource.class))
+					.executeWithoutResult((status) -> context.getBean(Outbox.class)
+						.append(OutboxEvent.to("orders")
+							.key("o-1")
+							.payload(Map.of("n", 1))
+							.eventId("append-only-1")
+							.build()));
+				assertThat(new JdbcTemplate(context.getBean(DataSource.class)).queryForObject(
+						"SELECT status FROM append_only_outbox WHERE event_id = ?", String.class, "append-only-1"))
 					.isEqualTo("PENDING");
 			});
 	}
@@ -314,7 +321,18 @@ class IdempotencyOutboxAutoConfigurationTests {
 
 	@Test
 	void userOutboxAndRelayReplaceTheAutoConfiguredOnes() {
-		Outbox userOutbox = (event) -> 42L;
+		Outbox userOutbox = new Outbox() {
+
+			@Override
+			public void append(OutboxEvent message) {
+			}
+
+			@Override
+			public List<Long> appendAll(Collection<OutboxEvent> messages) {
+				return List.of();
+			}
+
+		};
 		this.contextRunner.withBean("userOutbox", Outbox.class, () -> userOutbox)
 			.run((context) -> assertThat(context.getBean(Outbox.class)).isSameAs(userOutbox));
 	}

@@ -7,10 +7,12 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.autoconfigure.outbox.OutboxOperationsTests.SwitchableDestination;
 import dev.idempotency.outbox.Outbox;
+import dev.idempotency.outbox.OutboxEvent;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.Test;
@@ -75,8 +77,9 @@ class OutboxHealthHttpTests {
 	@Test
 	void aDeadRowIsAWarningThatFailsNeitherTheHealthNorTheProbesOfAnyInstance() {
 		this.destination.fail = true;
-		Long id = new TransactionTemplate(this.transactionManager)
-			.execute((status) -> this.outbox.append("orders", "dead-1", Map.of("card", "4242")));
+		Long id = new TransactionTemplate(this.transactionManager).execute((status) -> this.outbox
+			.appendAll(List.of(OutboxEvent.to("orders").key("dead-1").payload(Map.of("card", "4242")).build()))
+			.get(0));
 		await().atMost(Duration.ofSeconds(30))
 			.until(() -> "DEAD"
 				.equals(this.jdbc.queryForObject("SELECT status FROM outbox WHERE id = ?", String.class, id)));

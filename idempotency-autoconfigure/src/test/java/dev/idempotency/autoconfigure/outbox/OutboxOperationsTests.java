@@ -20,6 +20,7 @@ import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.autoconfigure.ops.IdempotencyOperationsAutoConfiguration;
 import dev.idempotency.outbox.Outbox;
 import dev.idempotency.outbox.OutboxDestination;
+import dev.idempotency.outbox.OutboxEvent;
 import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.test.PostgresTest;
@@ -202,10 +203,12 @@ class OutboxOperationsTests {
 	}
 
 	private static long append(AssertableWebApplicationContext context, String key) {
-		Long id = new TransactionTemplate(new DataSourceTransactionManager(context.getBean(DataSource.class)))
-			.execute((status) -> context.getBean(Outbox.class).append("orders", key, Map.of("card", "4242")));
-		assertThat(id).isNotNull();
-		return id;
+		// appendAll writes at once and returns the row's id.
+		List<Long> ids = new TransactionTemplate(new DataSourceTransactionManager(context.getBean(DataSource.class)))
+			.execute((status) -> context.getBean(Outbox.class)
+				.appendAll(List.of(OutboxEvent.to("orders").key(key).payload(Map.of("card", "4242")).build())));
+		assertThat(ids).hasSize(1);
+		return ids.get(0);
 	}
 
 	private static void awaitStatus(JdbcTemplate jdbc, String table, long id, String status)

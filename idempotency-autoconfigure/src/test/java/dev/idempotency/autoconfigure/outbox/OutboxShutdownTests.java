@@ -17,6 +17,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.outbox.Outbox;
 import dev.idempotency.outbox.OutboxDestination;
+import dev.idempotency.outbox.OutboxEvent;
 import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.test.KafkaTest;
@@ -86,9 +87,13 @@ class OutboxShutdownTests {
 			DataSource dataSource = context.getBean(DataSource.class);
 			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 			Outbox outbox = context.getBean(Outbox.class);
-			long inFlight = transactions.execute((status) -> outbox.append("orders", "in-flight", Map.of("n", 1)));
+			long inFlight = transactions.execute((status) -> outbox
+				.appendAll(List.of(OutboxEvent.to("orders").key("in-flight").payload(Map.of("n", 1)).build()))
+				.get(0));
 			assertThat(destination.delivering.await(30, TimeUnit.SECONDS)).as("the batch is in flight").isTrue();
-			long later = transactions.execute((status) -> outbox.append("orders", "later", Map.of("n", 2)));
+			long later = transactions.execute((status) -> outbox
+				.appendAll(List.of(OutboxEvent.to("orders").key("later").payload(Map.of("n", 2)).build()))
+				.get(0));
 			JdbcTemplate jdbc = new JdbcTemplate(this.schema.dataSource());
 
 			closing = CompletableFuture.runAsync(context::close);
