@@ -1,6 +1,5 @@
 package dev.idempotency.core;
 
-import dev.idempotency.core.internal.Sha256;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.math.BigDecimal;
@@ -106,7 +105,7 @@ public final class RequestFingerprint {
 		Assert.notNull(route, "route must not be null");
 		Assert.notNull(body, "body must not be null");
 		Assert.notNull(fields, "fields must not be null");
-		MessageDigest sha256 = Sha256.digest();
+		MessageDigest sha256 = IdempotencyKeys.digest("SHA-256");
 		sha256.update((method.toUpperCase(Locale.ROOT) + "\n" + route + "\n" + mediaType(contentType) + "\n")
 			.getBytes(StandardCharsets.UTF_8));
 		JsonNode canonical = (body.length > 0 && isJson(contentType)) ? selectedOrNull(body, fields) : null;
