@@ -367,6 +367,13 @@ public class JdbcOutbox implements Outbox {
 					+ " (it may be a KafkaTransactionManager's, or another DataSource's): the row would commit on"
 					+ " its own, even if the business transaction rolled back.");
 		}
+		if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
+			// The row is written at the commit, where a read-only transaction would
+			// refuse
+			// it: refuse the append instead, where the caller can see why.
+			throw new IllegalStateException(requirement + ". The current transaction is read-only: the row,"
+					+ " written at its commit, would be refused there.");
+		}
 	}
 
 	private static boolean autoCommit(ConnectionHolder holder) {

@@ -65,6 +65,22 @@ class OutboxAppendsAtCommitTests {
 	}
 
 	@Test
+	void anAppendInAReadOnlyTransactionIsRefusedAtTheAppendNotAtItsCommit() {
+		OutboxTestSupport.createTable(this.dataSource, "read_only_outbox");
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, "read_only_outbox");
+		TransactionTemplate readOnly = OutboxTestSupport.transactions(this.dataSource);
+		readOnly.setReadOnly(true);
+		AtomicInteger refused = new AtomicInteger();
+		readOnly.executeWithoutResult((status) -> {
+			assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> outbox.append(event("read-only")))
+				.withMessageContaining("read-only");
+			refused.incrementAndGet();
+		});
+		assertThat(refused).hasValue(1);
+		assertThat(eventIds("read_only_outbox")).isEmpty();
+	}
+
+	@Test
 	void aRolledBackNestedTransactionDropsItsAppendsAndKeepsThoseBeforeItEvenWhenItWroteThem() {
 		OutboxTestSupport.createTable(this.dataSource, "nested_outbox");
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, "nested_outbox");

@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.datasource.JdbcTransactionObjectSupport;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.DefaultTransactionStatus;
 
 /**
@@ -31,6 +32,12 @@ import org.springframework.transaction.support.DefaultTransactionStatus;
 final class SingleTransactionClaim extends HeldClaim {
 
 	private static final Log log = LogFactory.getLog(IdempotencyFilter.class);
+
+	/**
+	 * Stands for the savepoint the store sets in the claim's round trip, for the
+	 * transaction's synchronizations.
+	 */
+	private static final Object STORE_SAVEPOINT = JdbcIdempotencyKeyStore.CLAIM_SAVEPOINT;
 
 	/**
 	 * The savepoint of a transaction manager, or {@code null} for the one that the store
@@ -86,6 +93,12 @@ final class SingleTransactionClaim extends HeldClaim {
 					// A take-over comes after the store's savepoint: undoing to that one
 					// would undo the take-over too.
 					boolean storeSavepoint = claimed && folded != null;
+					if (storeSavepoint) {
+						// As the transaction manager tells them of a savepoint of its
+						// own.
+						TransactionSynchronizationManager.getSynchronizations()
+							.forEach((synchronization) -> synchronization.savepoint(STORE_SAVEPOINT));
+					}
 					claim = new SingleTransactionClaim(execution, transaction, owner,
 							storeSavepoint ? null : transaction.createSavepoint(), storeSavepoint ? folded : null,
 							local.hold(execution.scope(), execution.key()));
@@ -195,8 +208,12 @@ final class SingleTransactionClaim extends HeldClaim {
 		}
 		((JdbcIdempotencyKeyStore) this.execution.store()).rollbackToClaimSavepoint();
 		// What the transaction manager does after a rollback to a savepoint of its own:
-		// the handler's failure no longer dooms the transaction.
+		// the handler's failure no longer dooms the transaction, and the transaction's
+		// synchronizations forget what they hold of the work undone (the outbox drops the
+		// appends that wait for the commit).
 		this.storeSavepoint.getConnectionHolder().resetRollbackOnly();
+		TransactionSynchronizationManager.getSynchronizations()
+			.forEach((synchronization) -> synchronization.savepointRollback(STORE_SAVEPOINT));
 	}
 
 	@Override

@@ -1,5 +1,9 @@
 package dev.idempotency.web;
 
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionSynchronization;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.List;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -125,6 +129,18 @@ class SingleTransactionClaimSavepointTests {
 		assertThat(again.getResponse().getStatus()).isEqualTo(402);
 		assertThat(again.getResponse().getHeader(IdempotencyFilter.REPLAYED_HEADER)).isEqualTo("true");
 		assertThat(this.context.getBean(Charges.class).executions()).hasValue(1);
+	}
+
+	@Test
+	void theTransactionsSynchronizationsAreToldOfTheRollbackToTheClaimsSavepoint() throws Exception {
+		// What the outbox relies on to drop the appends of the work undone, which it
+		// holds until the commit.
+		String item = unique();
+		Charges charges = this.context.getBean(Charges.class);
+		charges.synchronizationEvents().clear();
+		MvcResult declined = send(item, "decline", "k-" + item);
+		assertThat(declined.getResponse().getStatus()).isEqualTo(402);
+		assertThat(charges.synchronizationEvents()).containsExactly("savepointRollback", "beforeCommit");
 	}
 
 	@Test
@@ -309,6 +325,8 @@ class SingleTransactionClaimSavepointTests {
 
 		private final AtomicInteger executions = new AtomicInteger();
 
+		private final List<String> synchronizationEvents = new CopyOnWriteArrayList<>();
+
 		private final JdbcTemplate jdbc;
 
 		Charges(JdbcTemplate jdbc) {
@@ -320,6 +338,10 @@ class SingleTransactionClaimSavepointTests {
 			return this.executions;
 		}
 
+		public List<String> synchronizationEvents() {
+			return this.synchronizationEvents;
+		}
+
 		@PostMapping("/charges")
 		@Idempotent
 		@Transactional
@@ -327,6 +349,21 @@ class SingleTransactionClaimSavepointTests {
 				@RequestBody Map<String, Object> body) {
 			this.executions.incrementAndGet();
 			this.jdbc.update("INSERT INTO savepoint_test_charge (item) VALUES (?)", body.get("item"));
+			// Registered by the handler, after the claim's savepoint, as the outbox
+			// registers at its first append.
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void savepointRollback(Object savepoint) {
+					Charges.this.synchronizationEvents.add("savepointRollback");
+				}
+
+				@Override
+				public void beforeCommit(boolean readOnly) {
+					Charges.this.synchronizationEvents.add("beforeCommit");
+				}
+
+			});
 			if (outcome.equals("decline")) {
 				throw new Declined();
 			}
