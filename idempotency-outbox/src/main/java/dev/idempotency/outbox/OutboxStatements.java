@@ -84,6 +84,12 @@ final class OutboxStatements {
 	final String published;
 
 	/**
+	 * Delete delivered rows, instead of {@link #published}, for a relay that keeps no
+	 * history. Parameters as {@link #published}.
+	 */
+	final String deletePublished;
+
+	/**
 	 * Release rows that failed or go back. Parameters: arrays {@code ids},
 	 * {@code statuses}, {@code delays_millis}, {@code errors}, {@code sent}, one element
 	 * per row; {@code owner}, {@code claimed_status}.
@@ -270,6 +276,12 @@ final class OutboxStatements {
 		this.published = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
+				WHERE id = ANY (:ids::bigint[]) AND locked_by = :owner AND (status || '') = :claimed_status
+				""", table);
+		// The same rows, found the same way, deleted: no new version to write, and no
+		// entry in the retention index.
+		this.deletePublished = TableNames.render("""
+				DELETE FROM %TABLE%
 				WHERE id = ANY (:ids::bigint[]) AND locked_by = :owner AND (status || '') = :claimed_status
 				""", table);
 		// Rows that failed (back to PENDING after a backoff, or DEAD) and rows handed
