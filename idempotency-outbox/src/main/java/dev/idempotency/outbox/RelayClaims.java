@@ -23,10 +23,11 @@ import org.springframework.jdbc.support.SqlArrayValue;
 
 /**
  * Claims the batches of one relay: visits the keys that have unpublished rows, starting
- * after the last key visited so that every key gets its turn, and claims the run of due
- * rows at the head of each (see {@link OutboxStatements}), as many rows as a batch holds
- * and as many bytes of payload and headers as one claim may hold. A claim counts a send
- * of every row it takes. It returns the rows without their payloads, which
+ * after the last key visited so that every key gets its turn, passing over those whose
+ * head is not PENDING and due (held by another relay, backing off, DEAD), and claims the
+ * run of due rows at the head of each (see {@link OutboxStatements}), as many rows as a
+ * batch holds and as many bytes of payload and headers as one claim may hold. A claim
+ * counts a send of every row it takes. It returns the rows without their payloads, which
  * {@link #load(List)} reads once the claim has committed: a failure while reading them (a
  * heap too small, say) leaves the claim and its counted sends in place.
  * <p>
