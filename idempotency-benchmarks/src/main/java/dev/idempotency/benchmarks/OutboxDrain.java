@@ -198,10 +198,13 @@ public final class OutboxDrain {
 	private void drainStarted(int rows, int count) throws Exception {
 		AtomicLong delivered = new AtomicLong();
 		List<AtomicLong> claimed = new ArrayList<>();
+		List<AtomicLong> batches = new ArrayList<>();
 		List<OutboxRelay> relays = new ArrayList<>();
 		for (int i = 0; i < count; i++) {
 			AtomicLong mine = new AtomicLong();
+			AtomicLong myBatches = new AtomicLong();
 			claimed.add(mine);
+			batches.add(myBatches);
 			OutboxDestination timed = destination();
 			relays.add(OutboxRelay.builder(this.dataSource).destination(new OutboxDestination() {
 
@@ -210,6 +213,7 @@ public final class OutboxDrain {
 						throws InterruptedException {
 					Map<Long, Throwable> failures = timed.deliver(messages, timeout);
 					mine.addAndGet(messages.size());
+					myBatches.incrementAndGet();
 					delivered.addAndGet(messages.size() - failures.size());
 					return failures;
 				}
@@ -234,7 +238,11 @@ public final class OutboxDrain {
 			relays.forEach(OutboxRelay::stop);
 		}
 		if (count > 1) {
-			this.lastShares = String.join(" / ", claimed.stream().map((c) -> String.valueOf(c.get())).toList());
+			List<String> shares = new ArrayList<>();
+			for (int i = 0; i < count; i++) {
+				shares.add(claimed.get(i).get() + " in " + batches.get(i).get() + " batches");
+			}
+			this.lastShares = String.join(" / ", shares);
 		}
 	}
 

@@ -114,8 +114,11 @@ final class Targets {
 						"%,.0f rows/s");
 			}
 			if (one != null && two != null) {
-				atLeast("outbox: a second relay adds ≥ 60 %, " + shape,
-						100 * (Benchmarks.median(two) / Benchmarks.median(one) - 1), 60, "%+.0f %%");
+				// Issue 25's target: on two cores shared with PostgreSQL and the broker,
+				// a
+				// second relay has no idle core to add, but it must not take away either.
+				atLeast("outbox: a second relay never lowers throughput, " + shape,
+						100 * (Benchmarks.median(two) / Benchmarks.median(one) - 1), 0, "%+.0f %%");
 			}
 		}
 	}

@@ -142,7 +142,8 @@ public final class OutboxRelay
 		this.reaper = new RelayReaper(jdbc, transactions, sql);
 		RelaySteps steps = new RelaySteps(transactions,
 				new RelayClaims(jdbc, sql, builder.batchSize, builder.maxBatchBytes, this.owner, builder.lease),
-				this.delivery, new RelayMarks(jdbc, sql, this.owner), builder.lease, builder.hook, builder.metrics);
+				this.delivery, new RelayMarks(jdbc, sql, this.owner, builder.deletePublished), builder.lease,
+				builder.hook, builder.metrics);
 		this.once = (builder.mode == Mode.SIMPLE) ? new LockingCycle(steps, transactions) : new TwoPhaseCycle(steps);
 		this.loop = new RelayLoop(builder.name, this::cycle, this::closeCycle, builder.pollInterval, builder.maxBackoff,
 				builder.shutdownTimeout);

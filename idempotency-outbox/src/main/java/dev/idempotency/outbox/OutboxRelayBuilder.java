@@ -57,6 +57,9 @@ public final class OutboxRelayBuilder {
 	/** The default wait of a stop for the batch in flight. */
 	public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
+	/** By default, a delivered row is marked PUBLISHED and kept until retention. */
+	public static final boolean DEFAULT_DELETE_PUBLISHED = false;
+
 	/** The default name of the relay's thread and prefix of its owner token. */
 	public static final String DEFAULT_NAME = "outbox-relay";
 
@@ -83,6 +86,8 @@ public final class OutboxRelayBuilder {
 	boolean claimAhead = DEFAULT_CLAIM_AHEAD;
 
 	boolean listen = DEFAULT_LISTEN;
+
+	boolean deletePublished = DEFAULT_DELETE_PUBLISHED;
 
 	int maxAttempts = DEFAULT_MAX_ATTEMPTS;
 
@@ -228,6 +233,22 @@ public final class OutboxRelayBuilder {
 	 */
 	public OutboxRelayBuilder claimAhead(boolean claimAhead) {
 		this.claimAhead = claimAhead;
+		return this;
+	}
+
+	/**
+	 * Whether the relay deletes a row once it is delivered instead of marking it
+	 * PUBLISHED (default {@code false}). The history is then gone: no row tells that an
+	 * event was delivered, when, or after how many sends, and retention has nothing left
+	 * to clean up. Rows that fail are kept as they are without it (backoff, DEAD,
+	 * re-drive), and so is the guard of the owner token: a relay that lost its claim
+	 * deletes nothing. The delete writes no new row version and leaves nothing for
+	 * retention, which pays where the history is not read.
+	 * @param deletePublished whether to delete delivered rows
+	 * @return this builder
+	 */
+	public OutboxRelayBuilder deletePublished(boolean deletePublished) {
+		this.deletePublished = deletePublished;
 		return this;
 	}
 

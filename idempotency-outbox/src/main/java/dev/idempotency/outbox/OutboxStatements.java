@@ -49,14 +49,20 @@ final class OutboxStatements {
 	final String insertNotifying;
 
 	/**
-	 * Up to {@code limit} keys with unpublished rows after ({@code from_destination},
-	 * {@code from_key}), with the id of each one's head, by one index probe per key.
+	 * Up to {@code limit} keys after ({@code from_destination}, {@code from_key}) whose
+	 * head (earliest unpublished row) is PENDING and due, with the id of each one's head,
+	 * by one index probe per key and at most {@code max_visited} probes. Columns
+	 * {@code head} (always true), {@code claimable}, {@code last}: the last probe
+	 * allowed, returned whether claimable or not, and {@code heads}: the keys visited so
+	 * far.
 	 */
 	final String visitKeys;
 
 	/**
-	 * The same keys and heads as {@link #visitKeys}, by one walk of {@code limit} index
-	 * entries: when keys have few unpublished rows each.
+	 * Keys and heads as {@link #visitKeys} finds them, by one walk of at most
+	 * {@code max_visited} index entries: when keys have few unpublished rows each. It
+	 * returns every head walked ({@code head}, {@code claimable} or not) and the last
+	 * entry walked ({@code last}).
 	 */
 	final String scanKeys;
 
@@ -77,6 +83,12 @@ final class OutboxStatements {
 	 * {@code claimed_status}.
 	 */
 	final String published;
+
+	/**
+	 * Delete delivered rows, instead of {@link #published}, for a relay that keeps no
+	 * history. Parameters as {@link #published}.
+	 */
+	final String deletePublished;
 
 	/**
 	 * Release rows that failed or go back. Parameters: arrays {@code ids},
@@ -121,34 +133,60 @@ final class OutboxStatements {
 		// key in the (destination, message_key, id) index of unpublished rows is its
 		// head, so each probe also returns the head's id. Every probe is a row comparison
 		// with the index's own order: no plan but a walk of that index serves it,
-		// whatever the statistics say.
+		// whatever the statistics say. A key whose head is not PENDING and due (claimed
+		// by another relay, in backoff, DEAD) is passed over rather than returned: it
+		// would take a place in the batch that its claim cannot use, and with two relays
+		// each would spend its visits on the keys the other holds. The probes are counted
+		// so that a backlog of such keys costs at most :max_visited probes; the last one
+		// is returned whatever its head, as where the next visit goes on.
 		this.visitKeys = TableNames.render("""
 				WITH RECURSIVE keys AS (
-				    (SELECT destination, message_key, id FROM %TABLE%
+				    (SELECT destination, message_key, id, status, available_at, 1 AS visited FROM %TABLE%
 				     WHERE published_at IS NULL AND message_key IS NOT NULL
 				       AND (destination, message_key) > (:from_destination, :from_key)
 				     ORDER BY destination, message_key, id LIMIT 1)
 				    UNION ALL
-				    SELECT n.destination, n.message_key, n.id
+				    SELECT n.destination, n.message_key, n.id, n.status, n.available_at, k.visited + 1
 				    FROM keys k CROSS JOIN LATERAL (
-				        SELECT o.destination, o.message_key, o.id FROM %TABLE% o
+				        SELECT o.destination, o.message_key, o.id, o.status, o.available_at FROM %TABLE% o
 				        WHERE o.published_at IS NULL AND o.message_key IS NOT NULL
 				          AND (o.destination, o.message_key) > (k.destination, k.message_key)
 				        ORDER BY o.destination, o.message_key, o.id LIMIT 1) n
+				    WHERE k.visited < :max_visited
 				)
-				SELECT destination, message_key, id FROM keys LIMIT :limit
+				SELECT destination, message_key, id, true AS head,
+				       (status = 'PENDING' AND available_at <= now()) AS claimable, visited = :max_visited AS last,
+				       visited AS heads
+				FROM keys
+				WHERE (status = 'PENDING' AND available_at <= now()) OR visited = :max_visited
+				LIMIT :limit
 				""", table);
 		// The same keys when they have few unpublished rows each: one walk of the same
-		// index from the cursor, a row at a time, instead of one probe per key. The first
+		// index from the cursor, a row at a time, instead of one probe per key, at most
+		// :max_visited entries and ending once it has :limit claimable heads. The first
 		// row of each key in the walk is its head, since the walk starts at a key
-		// boundary and runs in (destination, message_key, id) order. Nothing but that
-		// index serves the row comparison with its order and a limit, whatever the
-		// statistics say.
+		// boundary and runs in (destination, message_key, id) order; a later row of a key
+		// whose head is not claimable is never taken for a head. The last entry allowed
+		// is returned too, with the count of heads walked up to it, so that the relay
+		// tells a walk that found too few keys (keys with many rows) from one that passed
+		// keys another relay holds. Nothing but that index serves the row comparison with
+		// its order and a limit, whatever the statistics say, and every step streams:
+		// the walk reads no more entries than it returns rows when no key is held.
 		this.scanKeys = TableNames.render("""
-				SELECT destination, message_key, id FROM %TABLE%
-				WHERE published_at IS NULL AND message_key IS NOT NULL
-				  AND (destination, message_key) > (:from_destination, :from_key)
-				ORDER BY destination, message_key, id LIMIT :limit
+				SELECT destination, message_key, id, head, claimable, last, heads FROM (
+				    SELECT x.*, count(*) FILTER (WHERE x.head) OVER (ROWS UNBOUNDED PRECEDING) AS heads
+				    FROM (SELECT o.destination, o.message_key, o.id,
+				                 (lag(o.destination) OVER w, lag(o.message_key) OVER w)
+				                     IS DISTINCT FROM (o.destination, o.message_key) AS head,
+				                 (o.status = 'PENDING' AND o.available_at <= now()) AS claimable,
+				                 row_number() OVER w = :max_visited AS last
+				          FROM %TABLE% o
+				          WHERE o.published_at IS NULL AND o.message_key IS NOT NULL
+				            AND (o.destination, o.message_key) > (:from_destination, :from_key)
+				          WINDOW w AS (ORDER BY o.destination, o.message_key, o.id)
+				          ORDER BY o.destination, o.message_key, o.id LIMIT :max_visited) x) walk
+				WHERE (head AND claimable) OR last
+				LIMIT :limit
 				""", table);
 		// The heads found by the visit, by id: a key is claimable only when its head is
 		// PENDING and due. A head stays its key's head until it is PUBLISHED (a later
@@ -244,6 +282,12 @@ final class OutboxStatements {
 		this.published = TableNames.render("""
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
+				WHERE id = ANY (:ids::bigint[]) AND locked_by = :owner AND (status || '') = :claimed_status
+				""", table);
+		// The same rows, found the same way, deleted: no new version to write, and no
+		// entry in the retention index.
+		this.deletePublished = TableNames.render("""
+				DELETE FROM %TABLE%
 				WHERE id = ANY (:ids::bigint[]) AND locked_by = :owner AND (status || '') = :claimed_status
 				""", table);
 		// Rows that failed (back to PENDING after a backoff, or DEAD) and rows handed

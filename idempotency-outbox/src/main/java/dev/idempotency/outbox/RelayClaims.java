@@ -23,10 +23,11 @@ import org.springframework.jdbc.support.SqlArrayValue;
 
 /**
  * Claims the batches of one relay: visits the keys that have unpublished rows, starting
- * after the last key visited so that every key gets its turn, and claims the run of due
- * rows at the head of each (see {@link OutboxStatements}), as many rows as a batch holds
- * and as many bytes of payload and headers as one claim may hold. A claim counts a send
- * of every row it takes. It returns the rows without their payloads, which
+ * after the last key visited so that every key gets its turn, passing over those whose
+ * head is not PENDING and due (held by another relay, backing off, DEAD), and claims the
+ * run of due rows at the head of each (see {@link OutboxStatements}), as many rows as a
+ * batch holds and as many bytes of payload and headers as one claim may hold. A claim
+ * counts a send of every row it takes. It returns the rows without their payloads, which
  * {@link #load(List)} reads once the claim has committed: a failure while reading them (a
  * heap too small, say) leaves the claim and its counted sends in place.
  * <p>
@@ -38,6 +39,13 @@ final class RelayClaims {
 
 	/** How many visits go by before the walk of the index is tried again. */
 	private static final int SCAN_RETRY = 16;
+
+	/**
+	 * How many keys (probes) or index entries (walk) a visit may pass per key it looks
+	 * for: room to pass the keys that other relays hold (a batch each and the one claimed
+	 * ahead) while a backlog whose heads all wait for a backoff costs a bounded visit.
+	 */
+	private static final int VISITED_PER_KEY = 3;
 
 	private final NamedParameterJdbcTemplate jdbc;
 
@@ -131,12 +139,12 @@ final class RelayClaims {
 		return plans;
 	}
 
-	private MapSqlParameterSource claimParameters(List<VisitedKey> keys, OutboxStatus claimedStatus) {
+	private MapSqlParameterSource claimParameters(Visit visit, OutboxStatus claimedStatus) {
 		return new MapSqlParameterSource()
-			.addValue("heads", new SqlArrayValue("bigint", keys.stream().map(VisitedKey::head).toArray()))
+			.addValue("heads", new SqlArrayValue("bigint", visit.keys().stream().map(VisitedKey::id).toArray()))
 			.addValue("batch_size", this.batchSize)
 			.addValue("max_bytes", this.maxBatchBytes)
-			.addValue("few_keys", keys.size() < this.batchSize)
+			.addValue("few_keys", visit.fewKeys())
 			.addValue("claimed_status", claimedStatus.name())
 			.addValue("owner", this.owner)
 			.addValue("lease_millis", this.lease.toMillis());
@@ -145,67 +153,89 @@ final class RelayClaims {
 	private static MapSqlParameterSource visitParameters(String fromDestination, String fromKey, int limit) {
 		return new MapSqlParameterSource().addValue("from_destination", fromDestination)
 			.addValue("from_key", fromKey)
-			.addValue("limit", limit);
+			.addValue("limit", limit)
+			.addValue("max_visited", VISITED_PER_KEY * limit);
 	}
 
-	private List<VisitedKey> visitKeys() {
-		List<VisitedKey> keys = visitKeys(this.cursorDestination, this.cursorKey, this.batchSize);
-		boolean full = keys.size() >= this.batchSize;
-		if (!full && !this.cursorDestination.isEmpty()) {
+	/**
+	 * The keys of the next claim. A visit goes on after the key where the previous one
+	 * stopped; one that reaches the end of the keys before it has a batch of them starts
+	 * again from the first key for the rest.
+	 */
+	private Visit visitKeys() {
+		Range range = visitKeys(this.cursorDestination, this.cursorKey, this.batchSize);
+		List<VisitedKey> keys = range.claimable();
+		VisitedKey stoppedAt = range.stoppedAt();
+		if (stoppedAt == null && keys.size() < this.batchSize && !this.cursorDestination.isEmpty()) {
 			Set<OrderKey> seen = new HashSet<>();
 			keys.forEach((key) -> seen.add(key.orderKey()));
-			for (VisitedKey key : visitKeys("", "", this.batchSize - keys.size())) {
+			Range again = visitKeys("", "", this.batchSize - keys.size());
+			for (VisitedKey key : again.claimable()) {
 				if (seen.add(key.orderKey())) {
 					keys.add(key);
 				}
 			}
+			stoppedAt = again.stoppedAt();
 		}
-		if (full) {
-			VisitedKey last = keys.get(keys.size() - 1);
-			this.cursorDestination = last.destination();
-			this.cursorKey = last.messageKey();
-		}
-		else {
-			this.cursorDestination = "";
-			this.cursorKey = "";
-		}
-		return keys;
+		this.cursorDestination = (stoppedAt != null) ? stoppedAt.destination() : "";
+		this.cursorKey = (stoppedAt != null) ? stoppedAt.messageKey() : "";
+		// Fewer keys than a batch only when the visit saw every key: one that stopped
+		// at its bound of probes may have more after it.
+		return new Visit(keys, stoppedAt == null && keys.size() < this.batchSize);
 	}
 
 	/**
-	 * Up to {@code limit} keys after the cursor with their heads. With few unpublished
-	 * rows per key (one key per row, typically), a walk of {@code limit} index entries
+	 * Up to {@code limit} claimable keys after the cursor with their heads. With few
+	 * unpublished rows per key (one key per row, typically), a walk of the index entries
 	 * finds them all at once, far cheaper than one probe per key; with more, it would
 	 * find too few keys, and the loose index scan finds them. The walk is tried first
 	 * while it keeps working, and again now and then after it did not.
 	 */
-	private List<VisitedKey> visitKeys(String fromDestination, String fromKey, int limit) {
+	private Range visitKeys(String fromDestination, String fromKey, int limit) {
 		MapSqlParameterSource parameters = visitParameters(fromDestination, fromKey, limit);
 		if (this.visitsUntilScan <= 0) {
 			List<VisitedKey> rows = this.jdbc.query(this.sql.scanKeys, parameters, RelayClaims::visited);
-			List<VisitedKey> keys = new ArrayList<>();
-			VisitedKey previous = null;
-			for (VisitedKey row : rows) {
-				if (previous == null || !previous.orderKey().equals(row.orderKey())) {
-					keys.add(row);
-				}
-				previous = row;
-			}
-			// Every key of the range (the walk ended before its limit), or as many keys
-			// as the loose index scan would return: the same keys and heads.
-			if (rows.size() < limit || keys.size() == limit) {
-				return keys;
+			Range range = range(rows, limit);
+			// The walk reached the end of the keys, found a batch of them, or passed as
+			// many keys as the probes would in as many entries (held by another relay or
+			// not): the same keys and heads.
+			if (range.stoppedAt() == null || range.claimable().size() == limit || range.stoppedAt().heads() >= limit) {
+				return range;
 			}
 			this.visitsUntilScan = SCAN_RETRY;
 		}
 		else {
 			this.visitsUntilScan--;
 		}
-		return new ArrayList<>(this.jdbc.query(this.sql.visitKeys, parameters, RelayClaims::visited));
+		return range(this.jdbc.query(this.sql.visitKeys, parameters, RelayClaims::visited), limit);
+	}
+
+	/**
+	 * The first {@code limit} claimable heads of a visit, and where the next visit goes
+	 * on: after the last of them when there are that many, else after the last entry
+	 * visited when the visit stopped at its bound, else nowhere (the visit saw every
+	 * key).
+	 */
+	private static Range range(List<VisitedKey> rows, int limit) {
+		List<VisitedKey> claimable = new ArrayList<>();
+		VisitedKey last = null;
+		for (VisitedKey row : rows) {
+			if (row.head() && row.claimable()) {
+				claimable.add(row);
+				if (claimable.size() == limit) {
+					return new Range(claimable, row);
+				}
+			}
+			if (row.last()) {
+				last = row;
+			}
+		}
+		return new Range(claimable, last);
 	}
 
 	private static VisitedKey visited(ResultSet rs, int row) throws SQLException {
-		return new VisitedKey(rs.getString("destination"), rs.getString("message_key"), rs.getLong("id"));
+		return new VisitedKey(rs.getString("destination"), rs.getString("message_key"), rs.getLong("id"),
+				rs.getBoolean("head"), rs.getBoolean("claimable"), rs.getBoolean("last"), rs.getLong("heads"));
 	}
 
 	private static ClaimedRow claimed(ResultSet rs, int row) throws SQLException {
@@ -234,13 +264,39 @@ final class RelayClaims {
 	}
 
 	/**
-	 * A key with unpublished rows and the id of its earliest one, its head.
+	 * A row a visit returned: the head of a key with unpublished rows (its earliest one)
+	 * or, for a walk, the last entry walked.
+	 *
+	 * @param destination its destination
+	 * @param messageKey its message key
+	 * @param id its id
+	 * @param head whether it is its key's head
+	 * @param claimable whether it is PENDING and due
+	 * @param last whether it is the last entry the visit was allowed
+	 * @param heads how many keys the visit passed up to this row
 	 */
-	private record VisitedKey(String destination, String messageKey, long head) {
+	private record VisitedKey(String destination, String messageKey, long id, boolean head, boolean claimable,
+			boolean last, long heads) {
 
 		OrderKey orderKey() {
 			return new OrderKey(this.destination, this.messageKey);
 		}
+
+	}
+
+	/**
+	 * The claimable keys a visit found, and the row after which the next visit goes on,
+	 * {@code null} when the visit reached the end of the keys.
+	 */
+	private record Range(List<VisitedKey> claimable, @Nullable VisitedKey stoppedAt) {
+
+	}
+
+	/**
+	 * The keys of a claim, and whether they are every claimable key and fewer than a
+	 * batch.
+	 */
+	private record Visit(List<VisitedKey> keys, boolean fewKeys) {
 
 	}
 

@@ -12,9 +12,10 @@ import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.support.SqlArrayValue;
 
 /**
- * Writes the outcome of a delivery: one statement marks the delivered rows PUBLISHED, one
- * more releases the others, only when there are some. Both are guarded by the relay's
- * owner token, so that a relay that lost its claim changes nothing.
+ * Writes the outcome of a delivery: one statement marks the delivered rows PUBLISHED (or
+ * deletes them, when the relay keeps no history), one more releases the others, only when
+ * there are some. Both are guarded by the relay's owner token, so that a relay that lost
+ * its claim changes nothing.
  */
 final class RelayMarks {
 
@@ -26,15 +27,18 @@ final class RelayMarks {
 
 	private final String owner;
 
-	RelayMarks(NamedParameterJdbcTemplate jdbc, OutboxStatements sql, String owner) {
+	private final String published;
+
+	RelayMarks(NamedParameterJdbcTemplate jdbc, OutboxStatements sql, String owner, boolean deletePublished) {
 		this.jdbc = jdbc;
 		this.sql = sql;
 		this.owner = owner;
+		this.published = deletePublished ? sql.deletePublished : sql.published;
 	}
 
 	void write(Outcome outcome, OutboxStatus claimedStatus) {
 		if (!outcome.published().isEmpty()) {
-			int marked = this.jdbc.update(this.sql.published,
+			int marked = this.jdbc.update(this.published,
 					new MapSqlParameterSource("ids", new SqlArrayValue("bigint", outcome.published().toArray()))
 						.addValue("owner", this.owner)
 						.addValue("claimed_status", claimedStatus.name()));

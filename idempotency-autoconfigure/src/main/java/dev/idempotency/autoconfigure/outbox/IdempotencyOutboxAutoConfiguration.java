@@ -281,6 +281,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 				.batchSize(relay.getBatchSize())
 				.maxBatchBytes(relay.getMaxBatchBytes().toBytes())
 				.claimAhead(relay.isClaimAhead())
+				.deletePublished(relay.isDeletePublished())
 				.listen(relay.getNotify().isEnabled())
 				.pollInterval(relay.getPollInterval())
 				.lease(relay.getLease())

@@ -203,6 +203,14 @@ public class IdempotencyOutboxProperties {
 		private boolean claimAhead = OutboxRelayBuilder.DEFAULT_CLAIM_AHEAD;
 
 		/**
+		 * Whether the relay deletes a row once it is delivered instead of marking it
+		 * PUBLISHED. The history is then gone: no row tells that an event was delivered,
+		 * when, or after how many sends, and retention has nothing to clean up. Rows that
+		 * fail stay as they are without it (backoff, DEAD, re-drive).
+		 */
+		private boolean deletePublished = OutboxRelayBuilder.DEFAULT_DELETE_PUBLISHED;
+
+		/**
 		 * How long the relay waits for a commit's wake-up before looking for rows anyway,
 		 * and after a failed cycle before the next (doubled at each further failure).
 		 */
@@ -272,6 +280,14 @@ public class IdempotencyOutboxProperties {
 
 		public void setClaimAhead(boolean claimAhead) {
 			this.claimAhead = claimAhead;
+		}
+
+		public boolean isDeletePublished() {
+			return this.deletePublished;
+		}
+
+		public void setDeletePublished(boolean deletePublished) {
+			this.deletePublished = deletePublished;
 		}
 
 		public OutboxRelay.Mode getMode() {

@@ -155,6 +155,30 @@ class IdempotencyOutboxAutoConfigurationTests {
 	}
 
 	@Test
+	void deliveredRowsAreMarkedPublishedByDefaultAndDeletedWhenDeletePublishedIsSet() {
+		for (boolean delete : new boolean[] { false, true }) {
+			String table = "delete_" + delete + "_outbox";
+			this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
+				.withPropertyValues("idempotency.outbox.table=" + table, "idempotency.outbox.relay.poll-interval=1h",
+						"idempotency.outbox.relay.delete-published=" + delete)
+				.run((context) -> {
+					DataSource dataSource = context.getBean(DataSource.class);
+					transactions(dataSource)
+						.execute((status) -> context.getBean(Outbox.class).append("orders", "o-1", Map.of("n", 1)));
+					// The started relay is woken by the commit; runOnce delivers it
+					// otherwise.
+					context.getBean(OutboxRelay.class).runOnce();
+					assertThat(context.getBean(RecordingDestination.class).delivered.await(10, TimeUnit.SECONDS))
+						.isTrue();
+					await().atMost(Duration.ofSeconds(10))
+						.untilAsserted(() -> assertThat(
+								new JdbcTemplate(dataSource).queryForList("SELECT status FROM " + table, String.class))
+							.isEqualTo(delete ? List.of() : List.of("PUBLISHED")));
+				});
+		}
+	}
+
+	@Test
 	void appendsNotifyAndTheRelayListensOnlyWhenNotifyIsEnabled() {
 		this.contextRunner.withUserConfiguration(RecordingDestinationConfiguration.class)
 			.withPropertyValues("idempotency.outbox.table=quiet_outbox", "idempotency.outbox.relay.poll-interval=1h")
