@@ -43,17 +43,18 @@ import static org.awaitility.Awaitility.await;
  * (single transaction, two-phase, the application's default) × how the handler holds its
  * work (a plain handler, a {@code @Transactional} one whose failure marks the transaction
  * rollback-only, one whose append is written at once by {@code appendAll}, before it
- * fails) × its outcome (2xx, a client error from a {@code @ResponseStatus} exception or a
- * {@code ResponseStatusException}, a 5xx, an exception nothing resolves) × the key (free,
- * or held by an abandoned claim whose lease ran out, taken over). Each case asserts the
- * executions, the business rows, the outbox rows, the key's row and what the client got,
- * then sends the same request again, meant to succeed this time: a stored outcome is
- * replayed and appends nothing, a released key runs once more and takes effect once.
+ * fails) × its outcome (2xx, a returned 4xx, a client error from a
+ * {@code @ResponseStatus} exception or a {@code ResponseStatusException}, a released
+ * client error, a 5xx, an exception nothing resolves) × the key (free, or held by an
+ * abandoned claim whose lease ran out, taken over). Each case asserts the executions, the
+ * business rows, the outbox rows, the key's row and what the client got, then sends the
+ * same request again, meant to succeed this time: a stored outcome is replayed and
+ * appends nothing, a released key runs once more and takes effect once.
  * <p>
- * The outbox rows follow the business row in every case: a client error decided from an
- * exception is stored with neither (also when its append was already written, and after a
- * take-over, where the single-transaction undo goes back to the transaction manager's
- * savepoint instead of the store's).
+ * The outbox rows follow the business row in every case: a returned 4xx commits with
+ * both, a client error decided from an exception is stored with neither (also when its
+ * append was already written, and after a take-over, where the single-transaction undo
+ * goes back to the transaction manager's savepoint instead of the store's).
  */
 @IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpOutboxTests.OutboxEndpoints.class },
 		properties = "idempotency.outbox.relay.enabled=false")
@@ -81,7 +82,7 @@ class IdempotentHttpOutboxTests extends IdempotentHttpTestSupport {
 		assertThat(first.statusCode()).as("what the client got").isEqualTo(outcome.status);
 		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(executions).as("executions").hasValue(1);
-		int effects = (outcome == Outcome.CREATED) ? 1 : 0;
+		int effects = outcome.commits ? 1 : 0;
 		assertThat(orders(item)).as("business rows").isEqualTo(effects);
 		assertThat(outboxRows(item)).as("outbox rows").isEqualTo(effects);
 		if (outcome.stored) {
@@ -208,20 +209,27 @@ class IdempotentHttpOutboxTests extends IdempotentHttpTestSupport {
 
 	enum Outcome {
 
-		CREATED(201, true, "2xx"), DECLINED(402, true, "@ResponseStatus 402 exception"),
-		NOT_FOUND(404, true, "ResponseStatusException 404"), UNAVAILABLE(503, false, "ResponseStatusException 503"),
-		BROKEN(500, false, "exception nothing resolves");
+		CREATED(201, true, true, "2xx"), REFUSED(422, true, true, "4xx returned"),
+		DECLINED(402, true, false, "@ResponseStatus 402 exception"),
+		NOT_FOUND(404, true, false, "ResponseStatusException 404"),
+		THROTTLED(429, false, false, "@ResponseStatus 429 exception, a released client error"),
+		UNAVAILABLE(503, false, false, "ResponseStatusException 503"),
+		BROKEN(500, false, false, "exception nothing resolves");
 
 		final int status;
 
 		/** Whether the outcome is stored and replayed, or the key released. */
 		final boolean stored;
 
+		/** Whether the handler's work commits. */
+		final boolean commits;
+
 		final String label;
 
-		Outcome(int status, boolean stored, String label) {
+		Outcome(int status, boolean stored, boolean commits, String label) {
 			this.status = status;
 			this.stored = stored;
+			this.commits = commits;
 			this.label = label;
 		}
 
@@ -241,6 +249,11 @@ class IdempotentHttpOutboxTests extends IdempotentHttpTestSupport {
 
 	@ResponseStatus(HttpStatus.PAYMENT_REQUIRED)
 	static final class Declined extends RuntimeException {
+
+	}
+
+	@ResponseStatus(HttpStatus.TOO_MANY_REQUESTS)
+	static final class Throttled extends RuntimeException {
 
 	}
 
@@ -348,7 +361,9 @@ class IdempotentHttpOutboxTests extends IdempotentHttpTestSupport {
 			}
 			return switch (outcome) {
 				case CREATED -> ResponseEntity.status(HttpStatus.CREATED).body("created " + order.item());
+				case REFUSED -> ResponseEntity.unprocessableContent().body("refused " + order.item());
 				case DECLINED -> throw new Declined();
+				case THROTTLED -> throw new Throttled();
 				case NOT_FOUND -> throw new ResponseStatusException(HttpStatusCode.valueOf(404), "no such order");
 				case UNAVAILABLE -> throw new ResponseStatusException(HttpStatusCode.valueOf(503), "try again");
 				case BROKEN -> throw new IllegalStateException("broken");
