@@ -1,7 +1,9 @@
 package dev.idempotency.benchmarks;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.idempotency.test.TestSchema;
 import org.jspecify.annotations.Nullable;
@@ -27,6 +29,11 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  * {@code NaN} and the table prints them as {@code -}.
  */
 final class OwnWal implements AutoCloseable {
+
+	/**
+	 * How long the WAL writer may take to flush what was written (it wakes every 200 ms).
+	 */
+	private static final Duration FLUSH_WAIT = Duration.ofSeconds(10);
 
 	private static final String RECORDS = """
 			WITH record AS (
@@ -104,8 +111,10 @@ final class OwnWal implements AutoCloseable {
 
 	/**
 	 * The WAL and commits per request of the benchmark's transactions since
-	 * {@link #start()}. Every request's commit was flushed before it was answered, so the
-	 * flushed end of the WAL covers them all.
+	 * {@link #start()}. With {@code synchronous_commit} on, every request's commit was
+	 * flushed before it was answered; with it off (as on the embedded test server) the
+	 * WAL writer flushes it shortly after, so the end is the WAL written so far, once
+	 * flushed.
 	 * @param requests the requests answered
 	 */
 	Wal stop(long requests) {
@@ -113,9 +122,17 @@ final class OwnWal implements AutoCloseable {
 			return Wal.UNKNOWN;
 		}
 		try {
+			String written = this.jdbc.queryForObject("SELECT pg_current_wal_insert_lsn()::text", String.class);
+			long deadline = System.nanoTime() + FLUSH_WAIT.toNanos();
+			while (!Boolean.TRUE.equals(this.jdbc.queryForObject("SELECT pg_current_wal_flush_lsn() >= ?::pg_lsn",
+					Boolean.class, written))) {
+				if (System.nanoTime() > deadline) {
+					return Wal.UNKNOWN;
+				}
+				LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+			}
 			Map<String, Object> end = this.jdbc.queryForMap(
-					"SELECT pg_current_wal_flush_lsn()::text AS lsn, pg_current_wal_flush_lsn() > ?::pg_lsn AS later",
-					this.startLsn);
+					"SELECT ?::pg_lsn::text AS lsn, ?::pg_lsn > ?::pg_lsn AS later", written, written, this.startLsn);
 			if (!Boolean.TRUE.equals(end.get("later"))) {
 				// Nobody wrote WAL since the start, so neither did the requests (and
 				// pg_walinspect refuses an empty range).
