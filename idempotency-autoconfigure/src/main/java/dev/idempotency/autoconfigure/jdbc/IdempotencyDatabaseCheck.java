@@ -57,17 +57,20 @@ class IdempotencyDatabaseCheck implements InitializingBean {
 		if (this.database != IdempotencyJdbcProperties.Database.AUTO || !this.inUse.getAsBoolean()) {
 			return;
 		}
-		String product;
-		String url;
+		String[] database;
 		try {
-			product = JdbcUtils.extractDatabaseMetaData(this.dataSource,
-					(metaData) -> metaData.getDatabaseProductName() + " " + metaData.getDatabaseProductVersion());
-			url = JdbcUtils.extractDatabaseMetaData(this.dataSource, DatabaseMetaData::getURL);
+			// One connection for both: the product and the URL the message names.
+			database = JdbcUtils.extractDatabaseMetaData(this.dataSource,
+					(metaData) -> new String[] {
+							metaData.getDatabaseProductName() + " " + metaData.getDatabaseProductVersion(),
+							metaData.getURL() });
 		}
 		catch (MetaDataAccessException ex) {
 			logger.warn("Could not tell which database the idempotency stores use at startup: " + ex.getMessage());
 			return;
 		}
+		String product = database[0];
+		String url = database[1];
 		if (!isSupported(product)) {
 			throw new IdempotencyConfigurationException(
 					"The idempotency stores speak PostgreSQL's SQL, and their DataSource is " + product
