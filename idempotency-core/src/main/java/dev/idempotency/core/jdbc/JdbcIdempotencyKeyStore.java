@@ -1,11 +1,6 @@
 package dev.idempotency.core.jdbc;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -21,19 +16,22 @@ import dev.idempotency.core.StoredResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
 
 /**
- * {@link IdempotencyKeyStore} on PostgreSQL through Spring's {@link JdbcOperations}.
+ * {@link IdempotencyKeyStore} on PostgreSQL or MariaDB through Spring's
+ * {@link JdbcOperations}.
  * <p>
- * A claim is one {@code INSERT ... ON CONFLICT DO NOTHING} on the primary key
- * {@code (scope, idempotency_key)}, so concurrent claims of one key are decided by the
- * database: exactly one inserts. Take-over, completion and release are single
- * {@code UPDATE}/{@code DELETE} statements whose {@code WHERE} clause carries the guard
- * (expired lease, owner token), so they too are decided by the row lock.
+ * A claim is one insert on the primary key {@code (scope, idempotency_key)}, so
+ * concurrent claims of one key are decided by the database: exactly one inserts. On
+ * PostgreSQL it is an {@code INSERT ... ON CONFLICT DO NOTHING} that reads the record
+ * that was there in the same statement; on MariaDB a plain {@code INSERT} whose
+ * duplicate-key error fails the statement alone, followed by a locking read of the
+ * record. Take-over, completion and release are single {@code UPDATE}/{@code DELETE}
+ * statements whose {@code WHERE} clause carries the guard (expired lease, owner token),
+ * so they too are decided by the row lock.
  *
  * @since 0.1.0
  */
@@ -52,10 +50,15 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 
 	private final JdbcOperations jdbc;
 
-	private final PostgresDialect.KeyStatements sql;
+	private final String tableName;
+
+	private final @Nullable DatabaseType database;
+
+	private volatile @Nullable KeyStatements sql;
 
 	/**
-	 * Create a store on the default table.
+	 * Create a store on the default table, in the database the driver reports on first
+	 * use.
 	 * @param jdbc the JDBC operations
 	 */
 	public JdbcIdempotencyKeyStore(JdbcOperations jdbc) {
@@ -63,14 +66,40 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	}
 
 	/**
-	 * Create a store on the given table.
+	 * Create a store on the given table, in the database the driver reports on first use.
 	 * @param jdbc the JDBC operations
 	 * @param tableName the table name, optionally schema-qualified
 	 */
 	public JdbcIdempotencyKeyStore(JdbcOperations jdbc, String tableName) {
+		this(jdbc, tableName, null);
+	}
+
+	/**
+	 * Create a store on the given table of a database.
+	 * @param jdbc the JDBC operations
+	 * @param tableName the table name, optionally schema-qualified
+	 * @param database the database, or {@code null} for the one the driver reports on
+	 * first use
+	 */
+	public JdbcIdempotencyKeyStore(JdbcOperations jdbc, String tableName, @Nullable DatabaseType database) {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		this.jdbc = jdbc;
-		this.sql = new PostgresDialect.KeyStatements(tableName);
+		this.tableName = TableNames.check(tableName);
+		this.database = database;
+		if (database != null) {
+			this.sql = KeyStatements.of(database, tableName);
+		}
+	}
+
+	private KeyStatements sql() {
+		KeyStatements sql = this.sql;
+		if (sql == null) {
+			// Told once; a race tells it twice, to the same answer.
+			DatabaseType database = (this.database != null) ? this.database : DatabaseType.of(this.jdbc);
+			sql = KeyStatements.of(database, this.tableName);
+			this.sql = sql;
+		}
+		return sql;
 	}
 
 	/**
@@ -92,9 +121,11 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * The claim, its bound on the wait and the read of the record that was there are one
-	 * round trip to the database: the bound is PostgreSQL's {@code lock_timeout}, set for
-	 * the claim's own statement and put back within it.
+	 * On PostgreSQL the claim, its bound on the wait and the read of the record that was
+	 * there are one round trip to the database: the bound is {@code lock_timeout}, set
+	 * for the claim's own statement and put back within it. On MariaDB the bound is
+	 * {@code innodb_lock_wait_timeout} for the insert alone ({@code SET STATEMENT}), in
+	 * whole seconds, rounded up.
 	 */
 	@Override
 	public ClaimResult claim(KeyClaim claim, Duration wait) {
@@ -104,11 +135,11 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	/**
 	 * Claim a key as {@link #claim(KeyClaim, Duration)} does, in the caller's
 	 * transaction, and set a savepoint named {@value #CLAIM_SAVEPOINT} right after the
-	 * claim, in the same round trip to the database. Work done after it can then be
-	 * undone with {@link #rollbackToClaimSavepoint()} while the claim stays in the
-	 * transaction. The savepoint is there when the result is {@link ClaimResult.Claimed};
-	 * after any other result the transaction is to be rolled back or to set a savepoint
-	 * of its own after what it does next.
+	 * claim, in the same round trip to the database on PostgreSQL. Work done after it can
+	 * then be undone with {@link #rollbackToClaimSavepoint()} while the claim stays in
+	 * the transaction. The savepoint is there when the result is
+	 * {@link ClaimResult.Claimed}; after any other result the transaction is to be rolled
+	 * back or to set a savepoint of its own after what it does next.
 	 * @param claim the key to claim
 	 * @param wait the longest wait for a concurrent claim of the key to end, at least a
 	 * millisecond
@@ -127,89 +158,58 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	 * @since 0.1.0
 	 */
 	public void rollbackToClaimSavepoint() {
-		this.jdbc.execute(this.sql.rollbackToClaimSavepoint);
+		this.jdbc.execute(sql().rollbackToClaimSavepoint);
 	}
 
 	private ClaimResult claimWaitingAtMost(KeyClaim claim, Duration wait, boolean savepoint) {
 		Assert.isTrue(wait != null && wait.toMillis() > 0, "wait must be at least a millisecond");
 		try {
-			return claimWithin(claim, Long.toString(wait.toMillis()), savepoint);
+			return claimWithin(claim, wait.toMillis(), savepoint);
 		}
 		catch (DataAccessException ex) {
-			if (PostgresDialect.KeyStatements.isLockNotAvailable(ex)) {
+			if (sql().isLockNotAvailable(ex)) {
 				return new ClaimResult.Held();
 			}
 			throw ex;
 		}
 	}
 
-	private ClaimResult claimWithin(KeyClaim claim, @Nullable String lockTimeout, boolean savepoint) {
+	private ClaimResult claimWithin(KeyClaim claim, @Nullable Long waitMillis, boolean savepoint) {
 		Assert.notNull(claim, "claim must not be null");
+		KeyStatements sql = sql();
 		for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
 			String owner = OwnerTokens.next();
-			Object[] arguments = { claim.scope(), claim.key(), claim.requestHash(), owner, claim.lease().toMillis(),
-					claim.retention().toMillis(), claim.scope(), claim.key() };
-			String sql = this.sql.claim;
-			if (lockTimeout != null) {
-				Object[] withTimeout = new Object[arguments.length + 1];
-				withTimeout[0] = lockTimeout;
-				System.arraycopy(arguments, 0, withTimeout, 1, arguments.length);
-				arguments = withTimeout;
-				sql = savepoint ? this.sql.claimWaitingAtMostThenSavepoint : this.sql.claimWaitingAtMost;
-			}
-			Claimed claimed = savepoint ? queryFirst(sql, arguments)
-					: this.jdbc.queryForObject(sql, this::mapClaim, arguments);
-			Assert.state(claimed != null, "No claim result");
-			if (claimed.inserted) {
+			Object[] insert = { claim.scope(), claim.key(), claim.requestHash(), owner, claim.lease().toMillis(),
+					claim.retention().toMillis() };
+			KeyStatements.Claimed claimed = sql.claim(this.jdbc, insert, waitMillis, savepoint);
+			if (claimed.inserted()) {
 				return new ClaimResult.Claimed(owner);
 			}
 			// A completed record in the statement's snapshot is final until its retention
 			// ends. Anything else is read again, as it is now: a claim may have been
 			// completed or given back since the snapshot, and a row committed while the
 			// insert waited on it is not in the snapshot at all.
-			Found found = (claimed.found != null && claimed.found.record.status() == Status.DONE) ? claimed.found
-					: read(claim.scope(), claim.key());
-			if (found != null && !found.expired) {
-				return new ClaimResult.Existing(found.record);
+			KeyStatements.Found found = (claimed.current()
+					|| (claimed.found() != null && claimed.found().record().status() == Status.DONE)) ? claimed.found()
+							: read(claim.scope(), claim.key());
+			if (found != null && !found.expired()) {
+				return new ClaimResult.Existing(found.record());
 			}
 			if (found != null) {
 				// Past its retention but not yet cleaned up: it protects nothing any
 				// more.
-				this.jdbc.update(this.sql.deleteExpired, claim.scope(), claim.key());
+				this.jdbc.update(sql.deleteExpired, claim.scope(), claim.key());
 			}
 		}
 		throw new IllegalStateException("Could not claim the key after " + MAX_CLAIM_ATTEMPTS
 				+ " attempts: its row kept changing between insert and read");
 	}
 
-	/**
-	 * The claim's row of a string of statements whose first one is the claim:
-	 * PostgreSQL's driver refuses {@code executeQuery} for a string that returns more
-	 * than one result.
-	 */
-	private Claimed queryFirst(String sql, Object[] arguments) {
-		return this.jdbc.execute(sql, (PreparedStatement statement) -> {
-			new ArgumentPreparedStatementSetter(arguments).setValues(statement);
-			Assert.state(statement.execute(), "The claim returned no rows");
-			try (ResultSet rs = statement.getResultSet()) {
-				Assert.state(rs.next(), "No claim result");
-				return mapClaim(rs, 0);
-			}
-		});
-	}
-
-	private Claimed mapClaim(ResultSet rs, int rowNum) throws SQLException {
-		if (rs.getLong("inserted") > 0) {
-			return new Claimed(true, null);
-		}
-		return new Claimed(false, (rs.getString("scope") != null) ? mapRow(rs, rowNum) : null);
-	}
-
 	@Override
 	public Optional<String> takeOver(String scope, String key, Duration lease) {
 		Assert.isTrue(lease != null && lease.toMillis() > 0, "lease must be positive");
 		String owner = OwnerTokens.next();
-		int updated = this.jdbc.update(this.sql.takeOver, owner, lease.toMillis(), lease.toMillis(), scope, key);
+		int updated = this.jdbc.update(sql().takeOver, owner, lease.toMillis(), lease.toMillis(), scope, key);
 		return (updated == 1) ? Optional.of(owner) : Optional.empty();
 	}
 
@@ -218,12 +218,12 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		Assert.notNull(response, "response must not be null");
 		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
 		try {
-			int updated = this.jdbc.update(this.sql.complete, response.status(), HeaderCodec.encode(response.headers()),
+			int updated = this.jdbc.update(sql().complete, response.status(), HeaderCodec.encode(response.headers()),
 					response.body(), retention.toMillis(), scope, key, owner);
 			return (updated == 1) ? Completion.COMPLETED : Completion.CLAIM_LOST;
 		}
 		catch (DataAccessException ex) {
-			if (PostgresDialect.KeyStatements.isTransactionAborted(ex)) {
+			if (sql().isTransactionAborted(ex)) {
 				return Completion.TRANSACTION_ABORTED;
 			}
 			throw ex;
@@ -232,54 +232,19 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 
 	@Override
 	public boolean release(String scope, String key, String owner) {
-		return this.jdbc.update(this.sql.release, scope, key, owner) == 1;
+		return this.jdbc.update(sql().release, scope, key, owner) == 1;
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(String scope, String key) {
-		Found found = read(scope, key);
-		return (found != null && !found.expired) ? Optional.of(found.record) : Optional.empty();
+		KeyStatements.Found found = read(scope, key);
+		return (found != null && !found.expired()) ? Optional.of(found.record()) : Optional.empty();
 	}
 
-	private @Nullable Found read(String scope, String key) {
-		List<Found> rows = this.jdbc.query(this.sql.find, this::mapRow, scope, key);
+	private KeyStatements.@Nullable Found read(String scope, String key) {
+		KeyStatements sql = sql();
+		List<KeyStatements.Found> rows = this.jdbc.query(sql.find, sql::mapRow, scope, key);
 		return rows.isEmpty() ? null : rows.get(0);
-	}
-
-	private Found mapRow(ResultSet rs, int rowNum) throws SQLException {
-		Status status = Status.valueOf(rs.getString("status"));
-		StoredResponse response = null;
-		if (status == Status.DONE) {
-			String headers = rs.getString("response_headers");
-			byte[] body = rs.getBytes("response_body");
-			response = new StoredResponse(rs.getInt("http_status"),
-					(headers != null) ? HeaderCodec.decode(headers) : java.util.Map.of(),
-					(body != null) ? body : new byte[0]);
-		}
-		IdempotencyRecord record = new IdempotencyRecord(rs.getString("scope"), rs.getString("idempotency_key"),
-				rs.getString("request_hash"), status, response, instant(rs, "locked_until"),
-				requiredInstant(rs, "created_at"), instant(rs, "completed_at"), requiredInstant(rs, "expires_at"),
-				requiredInstant(rs, "read_at"));
-		return new Found(record, rs.getBoolean("expired"));
-	}
-
-	private static @Nullable Instant instant(ResultSet rs, String column) throws SQLException {
-		Timestamp timestamp = rs.getTimestamp(column);
-		return (timestamp != null) ? timestamp.toInstant() : null;
-	}
-
-	private static Instant requiredInstant(ResultSet rs, String column) throws SQLException {
-		Instant instant = instant(rs, column);
-		if (instant == null) {
-			throw new SQLException("Column " + column + " is null");
-		}
-		return instant;
-	}
-
-	private record Found(IdempotencyRecord record, boolean expired) {
-	}
-
-	private record Claimed(boolean inserted, @Nullable Found found) {
 	}
 
 }

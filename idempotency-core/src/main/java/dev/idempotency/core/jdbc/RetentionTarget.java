@@ -34,7 +34,7 @@ public record RetentionTarget(String name, String table, String condition, Objec
 	 * @return the target
 	 */
 	public static RetentionTarget idempotencyKeys(String table) {
-		return new RetentionTarget("idempotency-keys", table, PostgresDialect.KeyStatements.EXPIRED);
+		return new RetentionTarget("idempotency-keys", table, PostgresKeyStatements.EXPIRED);
 	}
 
 	/**

@@ -33,7 +33,7 @@ import org.springframework.util.StreamUtils;
  */
 public final class SchemaScripts {
 
-	/** The schema script of idempotency-core, on the class path. */
+	/** The schema script of idempotency-core for PostgreSQL, on the class path. */
 	public static final String CORE_SCRIPT = "dev/idempotency/core/jdbc/schema-postgresql.sql";
 
 	/**
@@ -72,6 +72,16 @@ public final class SchemaScripts {
 	public static final String CORE_CHANGELOG = "db/idempotency/liquibase/idempotency-core.xml";
 
 	private SchemaScripts() {
+	}
+
+	/**
+	 * Return the schema script of idempotency-core for a database, on the class path.
+	 * @param database the database
+	 * @return the class path location of the script
+	 */
+	public static String coreScript(DatabaseType database) {
+		Assert.notNull(database, "database must not be null");
+		return "dev/idempotency/core/jdbc/schema-" + database.getVendor() + ".sql";
 	}
 
 	/**

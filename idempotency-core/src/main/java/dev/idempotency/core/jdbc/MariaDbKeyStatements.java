@@ -1,0 +1,145 @@
+package dev.idempotency.core.jdbc;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcOperations;
+
+/**
+ * The key store's SQL for MariaDB (InnoDB). Times are UTC {@code DATETIME(6)} from the
+ * database clock ({@code UTC_TIMESTAMP(6)}, constant within a statement); durations
+ * travel as microseconds.
+ * <p>
+ * A claim is a plain {@code INSERT}: a duplicate key fails the statement alone, never the
+ * transaction, and leaves a shared lock on the row that is there, which is then read with
+ * a locking read. A locking read sees the row as it is now, whatever snapshot a
+ * {@code REPEATABLE READ} transaction (MariaDB's default) began with, and the lock keeps
+ * it as read until the transaction ends.
+ */
+final class MariaDbKeyStatements extends KeyStatements {
+
+	static final String NOW = "UTC_TIMESTAMP(6)";
+
+	static final String EXPIRED = "expires_at <= " + NOW + " AND (status = 'DONE' OR locked_until <= " + NOW + ")";
+
+	/** The vendor code of a duplicate key. */
+	private static final int DUPLICATE_KEY = 1062;
+
+	/** The vendor code of a lock wait past {@code innodb_lock_wait_timeout}. */
+	private static final int LOCK_WAIT_TIMEOUT = 1205;
+
+	/**
+	 * The vendor code of a deadlock, whose victim's transaction InnoDB rolls back: a
+	 * claim that is one reports the key held, as a claim whose wait ran out.
+	 */
+	private static final int DEADLOCK = 1213;
+
+	/** The length in characters of the scope and key columns. */
+	static final int MAX_KEY_LENGTH = 255;
+
+	private final String insert;
+
+	private final String lockedRead;
+
+	MariaDbKeyStatements(String table) {
+		super(TableNames.render("""
+				SELECT %COLUMNS%, %NOW% AS read_at, (%EXPIRED%) AS expired
+				FROM %TABLE%
+				WHERE scope = ? AND idempotency_key = ?
+				""".replace("%COLUMNS%", COLUMNS).replace("%EXPIRED%", EXPIRED).replace("%NOW%", NOW), table),
+				TableNames.render("""
+						DELETE FROM %TABLE%
+						WHERE scope = ? AND idempotency_key = ? AND %EXPIRED%
+						""".replace("%EXPIRED%", EXPIRED), table), TableNames.render("""
+						UPDATE %TABLE%
+						SET owner = ?, locked_until = %NOW% + INTERVAL ? * 1000 MICROSECOND,
+						    expires_at = GREATEST(expires_at, %NOW% + INTERVAL ? * 1000 MICROSECOND)
+						WHERE scope = ? AND idempotency_key = ? AND status = 'IN_PROGRESS'
+						  AND locked_until <= %NOW% AND expires_at > %NOW%
+						""".replace("%NOW%", NOW), table), TableNames.render("""
+						UPDATE %TABLE%
+						SET status = 'DONE', http_status = ?, response_headers = ?, response_body = ?,
+						    owner = NULL, locked_until = NULL, completed_at = %NOW%,
+						    expires_at = %NOW% + INTERVAL ? * 1000 MICROSECOND
+						WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
+						""".replace("%NOW%", NOW), table), TableNames.render("""
+						DELETE FROM %TABLE%
+						WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
+						""", table));
+		this.insert = TableNames.render("""
+				INSERT INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
+				                     created_at, expires_at)
+				VALUES (?, ?, ?, 'IN_PROGRESS', ?, %NOW% + INTERVAL ? * 1000 MICROSECOND,
+				        %NOW%, %NOW% + INTERVAL ? * 1000 MICROSECOND)
+				""".replace("%NOW%", NOW), table);
+		this.lockedRead = this.find + "LOCK IN SHARE MODE";
+	}
+
+	@Override
+	Claimed claim(JdbcOperations jdbc, Object[] insert, @Nullable Long waitMillis, boolean savepoint) {
+		// Refused here rather than left to the server, which truncates a longer value
+		// (to another key) when sql_mode is not strict.
+		checkLength((String) insert[0], "The scope");
+		checkLength((String) insert[1], "The idempotency key");
+		try {
+			jdbc.update(boundedInsert(waitMillis), insert);
+		}
+		catch (DataAccessException ex) {
+			if (!hasErrorCode(ex, DUPLICATE_KEY)) {
+				throw ex;
+			}
+			List<Found> rows = jdbc.query(this.lockedRead, this::mapRow, insert[0], insert[1]);
+			return new Claimed(false, rows.isEmpty() ? null : rows.get(0), true);
+		}
+		if (savepoint) {
+			jdbc.execute("SAVEPOINT " + JdbcIdempotencyKeyStore.CLAIM_SAVEPOINT);
+		}
+		return Claimed.INSERTED;
+	}
+
+	private static void checkLength(String value, String name) {
+		if (value.codePointCount(0, value.length()) > MAX_KEY_LENGTH) {
+			throw new IllegalArgumentException(
+					name + " is longer than the " + MAX_KEY_LENGTH + " characters its column holds on MariaDB");
+		}
+	}
+
+	/**
+	 * The insert with its wait bounded for itself alone ({@code SET STATEMENT}), so that
+	 * the statements after it wait as they would without the library. InnoDB counts the
+	 * wait in whole seconds: a bound is rounded up to the next second.
+	 */
+	private String boundedInsert(@Nullable Long waitMillis) {
+		if (waitMillis == null) {
+			return this.insert;
+		}
+		long seconds = Math.max(1, (waitMillis + 999) / 1000);
+		return "SET STATEMENT innodb_lock_wait_timeout = " + seconds + " FOR " + this.insert;
+	}
+
+	@Override
+	boolean isLockNotAvailable(Throwable failure) {
+		return hasErrorCode(failure, LOCK_WAIT_TIMEOUT) || hasErrorCode(failure, DEADLOCK);
+	}
+
+	@Override
+	boolean isTransactionAborted(Throwable failure) {
+		// A failed statement rolls back itself alone on MariaDB; a transaction that a
+		// deadlock rolled back is the one case, and the completion then finds no claim.
+		return false;
+	}
+
+	@Override
+	@Nullable Instant instant(ResultSet rs, String column) throws SQLException {
+		LocalDateTime time = rs.getObject(column, LocalDateTime.class);
+		return (time != null) ? time.toInstant(ZoneOffset.UTC) : null;
+	}
+
+}
