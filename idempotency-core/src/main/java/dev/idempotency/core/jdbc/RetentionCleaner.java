@@ -2,9 +2,13 @@ package dev.idempotency.core.jdbc;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.support.TransactionOperations;
@@ -13,7 +17,9 @@ import org.springframework.util.Assert;
 /**
  * Deletes old rows in bounded batches, one short transaction per batch, so that cleanup
  * of millions of rows never holds locks or a snapshot for long. Rows another instance is
- * deleting at the same moment are skipped, not waited for.
+ * deleting at the same moment are skipped, not waited for. The statement is the
+ * database's: a target's condition is written in its SQL (see
+ * {@link RetentionTarget#idempotencyKeys(String, DatabaseType)}).
  *
  * @since 0.1.0
  */
@@ -25,17 +31,35 @@ public final class RetentionCleaner {
 
 	private final TransactionOperations transactions;
 
+	private volatile @Nullable DatabaseType database;
+
+	/** The statement of each target, made once. */
+	private final Map<RetentionTarget, String> statements = new ConcurrentHashMap<>();
+
 	/**
-	 * Create a cleaner.
+	 * Create a cleaner of the database the driver reports on first use.
 	 * @param jdbc the JDBC operations
 	 * @param transactions runs each batch in a transaction of its own (propagation
 	 * {@code REQUIRES_NEW} or a template used outside any transaction)
 	 */
 	public RetentionCleaner(JdbcOperations jdbc, TransactionOperations transactions) {
+		this(jdbc, transactions, null);
+	}
+
+	/**
+	 * Create a cleaner of a database.
+	 * @param jdbc the JDBC operations
+	 * @param transactions runs each batch in a transaction of its own (propagation
+	 * {@code REQUIRES_NEW} or a template used outside any transaction)
+	 * @param database the database, or {@code null} for the one the driver reports on
+	 * first use
+	 */
+	public RetentionCleaner(JdbcOperations jdbc, TransactionOperations transactions, @Nullable DatabaseType database) {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		Assert.notNull(transactions, "transactions must not be null");
 		this.jdbc = jdbc;
 		this.transactions = transactions;
+		this.database = database;
 	}
 
 	/**
@@ -47,7 +71,7 @@ public final class RetentionCleaner {
 	public int deleteBatch(RetentionTarget target, int batchSize) {
 		Assert.notNull(target, "target must not be null");
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
-		String sql = PostgresDialect.deleteBatch(target.table(), target.condition());
+		String sql = this.statements.computeIfAbsent(target, this::deleteBatchOf);
 		Object[] parameters = Arrays.copyOf(target.parameters(), target.parameters().length + 1);
 		parameters[parameters.length - 1] = batchSize;
 		Integer deleted = this.transactions.execute((status) -> this.jdbc.update(sql, parameters));
@@ -77,6 +101,19 @@ public final class RetentionCleaner {
 			logger.debug("Deleted " + total + " old rows of " + target);
 		}
 		return total;
+	}
+
+	private String deleteBatchOf(RetentionTarget target) {
+		DatabaseType database = this.database;
+		if (database == null) {
+			database = DatabaseType.of(this.jdbc);
+			this.database = database;
+		}
+		return switch (database) {
+			case POSTGRESQL -> PostgresDialect.deleteBatch(target.table(), target.condition());
+			case MARIADB -> MariaDbDialect.deleteBatch(target.table(),
+					MariaDbDialect.primaryKey(this.jdbc, target.table()), target.condition());
+		};
 	}
 
 	private static boolean sleep(Duration pause) {

@@ -29,24 +29,53 @@ public record RetentionTarget(String name, String table, String condition, Objec
 
 	/**
 	 * Idempotency keys whose {@code expires_at} has passed, except claims whose lease is
-	 * still live: their request may still be running.
+	 * still live: their request may still be running. In PostgreSQL's SQL.
 	 * @param table the key table
 	 * @return the target
 	 */
 	public static RetentionTarget idempotencyKeys(String table) {
-		return new RetentionTarget("idempotency-keys", table, PostgresKeyStatements.EXPIRED);
+		return idempotencyKeys(table, DatabaseType.POSTGRESQL);
 	}
 
 	/**
-	 * Processed-event marks older than the retention.
+	 * Idempotency keys whose {@code expires_at} has passed, except claims whose lease is
+	 * still live, in a database's SQL.
+	 * @param table the key table
+	 * @param database the database of the table
+	 * @return the target
+	 */
+	public static RetentionTarget idempotencyKeys(String table, DatabaseType database) {
+		Assert.notNull(database, "database must not be null");
+		return new RetentionTarget("idempotency-keys", table, switch (database) {
+			case POSTGRESQL -> PostgresKeyStatements.EXPIRED;
+			case MARIADB -> MariaDbKeyStatements.EXPIRED;
+		});
+	}
+
+	/**
+	 * Processed-event marks older than the retention, in PostgreSQL's SQL.
 	 * @param table the processed-event table
 	 * @param retention how long a mark protects against redelivery
 	 * @return the target
 	 */
 	public static RetentionTarget processedEvents(String table, Duration retention) {
+		return processedEvents(table, retention, DatabaseType.POSTGRESQL);
+	}
+
+	/**
+	 * Processed-event marks older than the retention, in a database's SQL.
+	 * @param table the processed-event table
+	 * @param retention how long a mark protects against redelivery
+	 * @param database the database of the table
+	 * @return the target
+	 */
+	public static RetentionTarget processedEvents(String table, Duration retention, DatabaseType database) {
 		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
-		return new RetentionTarget("processed-events", table, "processed_at < now() - ? * interval '1 millisecond'",
-				retention.toMillis());
+		Assert.notNull(database, "database must not be null");
+		return new RetentionTarget("processed-events", table, switch (database) {
+			case POSTGRESQL -> "processed_at < now() - ? * interval '1 millisecond'";
+			case MARIADB -> "processed_at < " + MariaDbKeyStatements.NOW + " - INTERVAL ? * 1000 MICROSECOND";
+		}, retention.toMillis());
 	}
 
 	@Override

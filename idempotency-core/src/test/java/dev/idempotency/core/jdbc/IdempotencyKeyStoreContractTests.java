@@ -53,6 +53,12 @@ abstract class IdempotencyKeyStoreContractTests {
 	/** Run in one transaction and commit it at the end. */
 	protected abstract void inCommittedTransaction(Runnable work);
 
+	/** Delete the keys past their retention with the retention cleaner. */
+	protected abstract long cleanUp();
+
+	/** Count the rows of a key, in any scope. */
+	protected abstract int rows(String key);
+
 	private static String newKey() {
 		return "key-" + UUID.randomUUID();
 	}
@@ -268,6 +274,42 @@ abstract class IdempotencyKeyStoreContractTests {
 			assertThat(new String(record.response().body(), StandardCharsets.UTF_8)).isEqualTo(key);
 		}
 		assertThat(store().find("s'cope", "a%_\\c")).isEmpty();
+	}
+
+	@Test
+	void cleanupNeverDeletesALiveClaimButDeletesAbandonedAndDoneKeysPastTheirRetention() {
+		String live = newKey();
+		store().claim(claim("", live, "h"));
+		expireRetention("", live);
+		String abandoned = newKey();
+		store().claim(claim("", abandoned, "h"));
+		expireLease("", abandoned);
+		expireRetention("", abandoned);
+		String done = newKey();
+		ClaimResult.Claimed claimed = (ClaimResult.Claimed) store().claim(claim("", done, "h"));
+		store().complete("", done, claimed.owner(), new StoredResponse(200, Map.of(), new byte[0]),
+				Duration.ofHours(1));
+		expireRetention("", done);
+		cleanUp();
+		assertThat(rows(live)).isOne();
+		assertThat(rows(abandoned)).isZero();
+		assertThat(rows(done)).isZero();
+	}
+
+	@Test
+	void aClaimTakenOverNearTheEndOfItsRetentionSurvivesCleanupWhileItsLeaseIsLive() {
+		String key = newKey();
+		store().claim(claim("", key, "h"));
+		expireLease("", key);
+		retentionEndsIn("", key, Duration.ofSeconds(1));
+		Instant retentionEnd = store().find("", key).orElseThrow().expiresAt();
+		String owner = store().takeOver("", key, Duration.ofSeconds(30)).orElseThrow();
+		awaitDatabaseClockPast(retentionEnd);
+		cleanUp();
+		assertThat(rows(key)).isOne();
+		assertThat(
+				store().complete("", key, owner, new StoredResponse(200, Map.of(), new byte[0]), Duration.ofHours(1)))
+			.isEqualTo(Completion.COMPLETED);
 	}
 
 	@Test

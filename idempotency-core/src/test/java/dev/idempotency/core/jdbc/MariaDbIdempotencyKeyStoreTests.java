@@ -43,6 +43,8 @@ class MariaDbIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
 
 	private static IdempotencyKeyStore store;
 
+	private static RetentionCleaner cleaner;
+
 	@BeforeAll
 	static void createSchema(DataSource dataSource) {
 		SchemaScripts
@@ -53,6 +55,7 @@ class MariaDbIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
 		jdbc.execute("CREATE TABLE charge (idempotency_key varchar(255) NOT NULL)");
 		transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		store = new JdbcIdempotencyKeyStore(jdbc);
+		cleaner = new RetentionCleaner(jdbc, transactions);
 	}
 
 	@Override
@@ -82,6 +85,59 @@ class MariaDbIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
 	protected void awaitDatabaseClockPast(Instant instant) {
 		jdbc.queryForList("SELECT SLEEP(GREATEST(0, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), ?) / 1000000) + 0.01)",
 				LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+	}
+
+	@Override
+	protected long cleanUp() {
+		return cleaner.deleteAll(RetentionTarget.idempotencyKeys("idempotency_key", DatabaseType.MARIADB), 100,
+				Duration.ZERO);
+	}
+
+	@Override
+	protected int rows(String key) {
+		Integer rows = jdbc.queryForObject("SELECT count(*) FROM idempotency_key WHERE idempotency_key = ?",
+				Integer.class, key);
+		return (rows != null) ? rows : 0;
+	}
+
+	@Test
+	void cleanupSkipsTheKeysAnotherTransactionHoldsAndDeletesTheRest() throws Exception {
+		String held = newKey();
+		String free = newKey();
+		for (String key : new String[] { held, free }) {
+			store.claim(claim(key));
+			expireLease("", key);
+			expireRetention("", key);
+		}
+		CountDownLatch locked = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try {
+			Future<?> holder = executor.submit(() -> transactions.executeWithoutResult((status) -> {
+				jdbc.queryForList(
+						"SELECT scope FROM idempotency_key WHERE scope = '' AND idempotency_key = ? FOR UPDATE",
+						String.class, held);
+				locked.countDown();
+				try {
+					release.await(60, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}));
+			assertThat(locked.await(30, TimeUnit.SECONDS)).isTrue();
+			cleanUp();
+			assertThat(rows(free)).isZero();
+			assertThat(rows(held)).as("skipped, not waited for").isOne();
+			release.countDown();
+			holder.get(30, TimeUnit.SECONDS);
+		}
+		finally {
+			release.countDown();
+			executor.shutdownNow();
+		}
+		cleanUp();
+		assertThat(rows(held)).isZero();
 	}
 
 	@Test
