@@ -23,11 +23,13 @@ import org.springframework.util.Assert;
  * again only when it is older than the refresh interval, so that metric scrapes and
  * health checks never turn into a query each.
  * <p>
- * Row counts of whole tables are PostgreSQL's estimate ({@code pg_class.reltuples}, or
- * the statistics collector's live-row count before the first {@code ANALYZE}), summed
- * over the partitions of a partitioned table, so reading them costs nothing however large
- * the table. The oldest row is {@code min()} of an indexed column. Backlogs are counted
- * exactly, up to {@value #MAX_COUNTED_ROWS} rows.
+ * Row counts of whole tables are the database's estimate, so reading them costs nothing
+ * however large the table: on PostgreSQL {@code pg_class.reltuples} (or the statistics
+ * collector's live-row count before the first {@code ANALYZE}), summed over the
+ * partitions of a partitioned table; on MariaDB {@code information_schema.tables}
+ * ({@code table_rows}, InnoDB's sampled estimate, and data plus index length). The oldest
+ * row is {@code min()} of an indexed column. Backlogs are counted exactly, up to
+ * {@value #MAX_COUNTED_ROWS} rows.
  *
  * @since 0.1.0
  */
@@ -38,7 +40,7 @@ public final class JdbcTableMonitor {
 
 	private static final Log logger = LogFactory.getLog(JdbcTableMonitor.class);
 
-	private static final String TABLE_SIZE = """
+	private static final String POSTGRES_TABLE_SIZE = """
 			SELECT count(*) AS relations,
 			       coalesce(sum(CASE WHEN c.relkind = 'p' THEN 0
 			                         WHEN c.reltuples >= 0 THEN c.reltuples
@@ -50,7 +52,16 @@ public final class JdbcTableMonitor {
 			   OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(?))
 			""";
 
+	private static final String MARIADB_TABLE_SIZE = """
+			SELECT count(*) AS relations, coalesce(sum(table_rows), 0) AS estimated_rows,
+			       coalesce(sum(data_length + index_length), 0) AS total_bytes
+			FROM information_schema.tables
+			WHERE table_schema = coalesce(?, DATABASE()) AND table_name = ?
+			""";
+
 	private final JdbcOperations jdbc;
+
+	private volatile @Nullable DatabaseType database;
 
 	private final List<TableProbe> tables;
 
@@ -65,7 +76,7 @@ public final class JdbcTableMonitor {
 	private volatile long readAtNanos;
 
 	/**
-	 * Create a monitor.
+	 * Create a monitor of the database the driver reports on first reading.
 	 * @param jdbc the JDBC operations
 	 * @param tables the tables to watch
 	 * @param backlogs the backlogs to watch
@@ -73,6 +84,20 @@ public final class JdbcTableMonitor {
 	 */
 	public JdbcTableMonitor(JdbcOperations jdbc, Collection<TableProbe> tables, Collection<BacklogProbe> backlogs,
 			Duration refreshInterval) {
+		this(jdbc, tables, backlogs, refreshInterval, null);
+	}
+
+	/**
+	 * Create a monitor of a database.
+	 * @param jdbc the JDBC operations
+	 * @param tables the tables to watch
+	 * @param backlogs the backlogs to watch
+	 * @param refreshInterval the shortest time between two readings
+	 * @param database the database, or {@code null} for the one the driver reports on
+	 * first reading
+	 */
+	public JdbcTableMonitor(JdbcOperations jdbc, Collection<TableProbe> tables, Collection<BacklogProbe> backlogs,
+			Duration refreshInterval, @Nullable DatabaseType database) {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		Assert.notNull(tables, "tables must not be null");
 		Assert.notNull(backlogs, "backlogs must not be null");
@@ -81,6 +106,7 @@ public final class JdbcTableMonitor {
 		this.tables = List.copyOf(tables);
 		this.backlogs = List.copyOf(backlogs);
 		this.refreshIntervalNanos = refreshInterval.toNanos();
+		this.database = database;
 	}
 
 	/**
@@ -166,7 +192,14 @@ public final class JdbcTableMonitor {
 	}
 
 	private TableStatistics readTable(TableProbe probe) {
-		Map<String, Object> size = this.jdbc.queryForMap(TABLE_SIZE, probe.table(), probe.table());
+		Map<String, Object> size = switch (database()) {
+			case POSTGRESQL -> this.jdbc.queryForMap(POSTGRES_TABLE_SIZE, probe.table(), probe.table());
+			case MARIADB -> {
+				int dot = probe.table().indexOf('.');
+				yield this.jdbc.queryForMap(MARIADB_TABLE_SIZE, (dot >= 0) ? probe.table().substring(0, dot) : null,
+						probe.table().substring(dot + 1));
+			}
+		};
 		if (((Number) size.get("relations")).longValue() == 0) {
 			throw new IllegalStateException("Table " + probe.table() + " does not exist");
 		}
@@ -185,10 +218,23 @@ public final class JdbcTableMonitor {
 	}
 
 	private @Nullable Duration oldestAge(String table, String column, @Nullable String condition) {
-		Double seconds = this.jdbc.queryForObject("SELECT extract(epoch FROM now() - min(" + column + ")) FROM " + table
-				+ ((condition != null) ? " WHERE " + condition : ""), Double.class);
+		String age = switch (database()) {
+			case POSTGRESQL -> "extract(epoch FROM now() - min(" + column + "))";
+			case MARIADB -> "TIMESTAMPDIFF(MICROSECOND, min(" + column + "), " + MariaDbKeyStatements.NOW + ") / 1e6";
+		};
+		Double seconds = this.jdbc.queryForObject(
+				"SELECT " + age + " FROM " + table + ((condition != null) ? " WHERE " + condition : ""), Double.class);
 		// A timestamp in the future (an expiry not reached yet) is no age.
 		return (seconds != null) ? Duration.ofNanos(Math.max(0, (long) (seconds * 1_000_000_000d))) : null;
+	}
+
+	private DatabaseType database() {
+		DatabaseType database = this.database;
+		if (database == null) {
+			database = DatabaseType.of(this.jdbc);
+			this.database = database;
+		}
+		return database;
 	}
 
 	/**
@@ -208,8 +254,9 @@ public final class JdbcTableMonitor {
 	 * The statistics of one table.
 	 *
 	 * @param probe the probe
-	 * @param estimatedRows PostgreSQL's estimate of the number of rows
-	 * @param totalBytes the size of the table with its indexes and TOAST data
+	 * @param estimatedRows the database's estimate of the number of rows
+	 * @param totalBytes the size of the table with its indexes (and, on PostgreSQL, its
+	 * TOAST data)
 	 * @param oldestAge {@code now()} minus the oldest value of the timestamp column,
 	 * never negative (zero when that value is in the future, as an expiry can be), or
 	 * {@code null} when the table is empty
