@@ -21,6 +21,7 @@ import org.springframework.context.annotation.Role;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
 @PostgresTest
 @KafkaTest
 @SpringJUnitConfig(ListenerTestConfiguration.class)
+@DirtiesContext
 class AsynchronousListenerTests {
 
 	@Autowired

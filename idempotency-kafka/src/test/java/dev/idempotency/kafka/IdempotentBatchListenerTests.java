@@ -18,7 +18,6 @@ import dev.idempotency.kafka.ListenerTestConfiguration.CountingTransactionManage
 import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
 import dev.idempotency.kafka.ListenerTestConfiguration.RecordingMetrics;
 import dev.idempotency.test.KafkaTest;
-import dev.idempotency.test.PostgresTest;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -33,6 +32,7 @@ import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
 
 import static dev.idempotency.kafka.KafkaTestSupport.newId;
@@ -43,10 +43,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Batch listeners: one statement marks a batch and the listener receives only the new
  * records, in order.
  */
-@PostgresTest
 @KafkaTest
 @SpringJUnitConfig(ListenerTestConfiguration.class)
-class IdempotentBatchListenerTests {
+@DirtiesContext
+abstract class IdempotentBatchListenerTests {
 
 	@Autowired
 	private KafkaTemplate<String, String> kafka;

@@ -22,6 +22,7 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
 
 import static dev.idempotency.kafka.KafkaTestSupport.newId;
@@ -35,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @PostgresTest
 @KafkaTest
 @SpringJUnitConfig(ListenerTestConfiguration.class)
+@DirtiesContext
 class IdempotentListenerCrashTests {
 
 	@Autowired

@@ -10,7 +10,6 @@ import dev.idempotency.kafka.ListenerTestConfiguration.DeliveryAttempts;
 import dev.idempotency.kafka.ListenerTestConfiguration.Listeners;
 import dev.idempotency.kafka.ListenerTestConfiguration.RecordingMetrics;
 import dev.idempotency.test.KafkaTest;
-import dev.idempotency.test.PostgresTest;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -23,6 +22,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
 
 import static dev.idempotency.kafka.KafkaTestSupport.newId;
@@ -30,13 +30,13 @@ import static dev.idempotency.kafka.KafkaTestSupport.send;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Record listeners against the real broker and PostgreSQL: duplicates, redelivery,
- * failures, the dead-letter topic and manual acknowledgment.
+ * Record listeners against the real broker and database, one subclass per database:
+ * duplicates, redelivery, failures, the dead-letter topic and manual acknowledgment.
  */
-@PostgresTest
 @KafkaTest
 @SpringJUnitConfig(ListenerTestConfiguration.class)
-class IdempotentListenerTests {
+@DirtiesContext
+abstract class IdempotentListenerTests {
 
 	@Autowired
 	private KafkaTemplate<String, String> kafka;

@@ -25,6 +25,7 @@ import dev.idempotency.core.EventHeaders;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -103,7 +104,8 @@ class ListenerTestConfiguration {
 
 	static void initialize(DataSource dataSource) {
 		SchemaScripts
-			.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("idempotency_key", "processed_event"))
+			.populator(SchemaScripts.coreScript(DatabaseType.of(new JdbcTemplate(dataSource))),
+					SchemaScripts.coreTables("idempotency_key", "processed_event"))
 			.execute(dataSource);
 		new JdbcTemplate(dataSource).execute(EFFECT_TABLE);
 	}

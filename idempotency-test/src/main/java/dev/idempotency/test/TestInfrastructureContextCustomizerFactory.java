@@ -19,9 +19,10 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 import org.springframework.util.ClassUtils;
 
 /**
- * Points the Spring test context of a {@link PostgresTest} or {@link KafkaTest} class at
- * the test servers. Each application context gets a schema of its own, dropped when the
- * context closes, so cached contexts never share tables.
+ * Points the Spring test context of a {@link PostgresTest}, {@link MariaDbTest} or
+ * {@link KafkaTest} class at the test servers. Each application context gets a schema (on
+ * MariaDB, a database) of its own, dropped when the context closes, so cached contexts
+ * never share tables.
  * <p>
  * With Spring Boot, the schema is a {@code JdbcConnectionDetails} bean, the way
  * {@code @ServiceConnection} hands over a container: Boot's {@code DataSource}
@@ -38,8 +39,13 @@ final class TestInfrastructureContextCustomizerFactory implements ContextCustomi
 	public @Nullable ContextCustomizer createContextCustomizer(Class<?> testClass,
 			List<ContextConfigurationAttributes> configAttributes) {
 		boolean postgres = TestContextAnnotationUtils.hasAnnotation(testClass, PostgresTest.class);
+		boolean mariaDb = TestContextAnnotationUtils.hasAnnotation(testClass, MariaDbTest.class);
 		boolean kafka = TestContextAnnotationUtils.hasAnnotation(testClass, KafkaTest.class);
-		return (postgres || kafka) ? new Customizer(postgres, kafka) : null;
+		if (postgres && mariaDb) {
+			throw new IllegalStateException(testClass.getName() + " is both a @PostgresTest and a @MariaDbTest:"
+					+ " its context has one DataSource, of one of them");
+		}
+		return (postgres || mariaDb || kafka) ? new Customizer(postgres, mariaDb, kafka) : null;
 	}
 
 	/**
@@ -48,20 +54,22 @@ final class TestInfrastructureContextCustomizerFactory implements ContextCustomi
 	private static final class ConnectionDetailsRegistrar {
 
 		static void register(BeanDefinitionRegistry registry, TestSchema schema) {
-			RootBeanDefinition definition = new RootBeanDefinition(PostgresTestConnectionDetails.class,
-					() -> new PostgresTestConnectionDetails(schema));
+			RootBeanDefinition definition = new RootBeanDefinition(TestSchemaConnectionDetails.class,
+					() -> new TestSchemaConnectionDetails(schema));
 			registry.registerBeanDefinition("idempotencyTestJdbcConnectionDetails", definition);
 		}
 
 	}
 
-	private record Customizer(boolean postgres, boolean kafka) implements ContextCustomizer {
+	private record Customizer(boolean postgres, boolean mariaDb, boolean kafka) implements ContextCustomizer {
 
 		@Override
 		public void customizeContext(ConfigurableApplicationContext context, MergedContextConfiguration mergedConfig) {
 			Map<String, Object> properties = new LinkedHashMap<>();
-			if (this.postgres) {
-				TestSchema schema = TestDatabase.get().createSchema(mergedConfig.getTestClass().getSimpleName());
+			if (this.postgres || this.mariaDb) {
+				String hint = mergedConfig.getTestClass().getSimpleName();
+				TestSchema schema = this.postgres ? TestDatabase.get().createSchema(hint)
+						: TestMariaDb.get().createSchema(hint);
 				if (bootJdbcPresent && isSpringBoot(mergedConfig)
 						&& context instanceof BeanDefinitionRegistry registry) {
 					ConnectionDetailsRegistrar.register(registry, schema);

@@ -61,7 +61,7 @@ class AutoConfigureIdempotencyWebMvcTests {
 
 	@Test
 	void theTestSchemaIsAConnectionDetailsBeanThatWinsOverTheProperties() {
-		assertThat(this.connectionDetails.getClass().getSimpleName()).isEqualTo("PostgresTestConnectionDetails");
+		assertThat(this.connectionDetails.getClass().getSimpleName()).isEqualTo("TestSchemaConnectionDetails");
 		assertThat(this.environment.getProperty("spring.datasource.url"))
 			.isEqualTo("jdbc:postgresql://127.0.0.1:1/nowhere");
 		assertThat(this.connectionDetails.getJdbcUrl()).startsWith(TestDatabase.get().getJdbcUrl())

@@ -5,9 +5,10 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcConnectionDetails;
 /**
  * The connection to a {@link TestSchema}, as Spring Boot's {@code DataSource}
  * auto-configuration takes it from a service connection: it wins over
- * {@code spring.datasource.url}, username and password.
+ * {@code spring.datasource.url}, username and password. The driver is the one its URL
+ * names.
  */
-record PostgresTestConnectionDetails(TestSchema schema) implements JdbcConnectionDetails {
+record TestSchemaConnectionDetails(TestSchema schema) implements JdbcConnectionDetails {
 
 	@Override
 	public String getJdbcUrl() {
@@ -22,11 +23,6 @@ record PostgresTestConnectionDetails(TestSchema schema) implements JdbcConnectio
 	@Override
 	public String getPassword() {
 		return this.schema.getPassword();
-	}
-
-	@Override
-	public String getDriverClassName() {
-		return "org.postgresql.Driver";
 	}
 
 }
