@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpResponse;
 import java.util.UUID;
 
@@ -13,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * commit failure: the key is released and the problem says why and how to fix the
  * handler.
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpAbortedTransactionTests extends IdempotentHttpTestSupport {
 

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * name, a global key without a scope; a stored body is shown only to a caller in the
  * configured role.
  */
+@PostgresTest
 @IdempotentHttpTest(properties = { "idempotency.cleanup.enabled=false",
 		"management.endpoints.web.exposure.include=idempotency", "management.endpoint.idempotency.access=unrestricted",
 		"idempotency.endpoint.show-body=when-authorized", "idempotency.endpoint.roles=ops" })

@@ -7,6 +7,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,6 +27,7 @@ import static org.awaitility.Awaitility.await;
  * MVC hands the result to another thread, and no work runs outside its claim: the key
  * stays claimed until its lease ends.
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpAsyncTests {
 

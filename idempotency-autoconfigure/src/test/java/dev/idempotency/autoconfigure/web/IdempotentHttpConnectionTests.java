@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.UUID;
@@ -15,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * from the connection pool: with a pool of 10, eleven duplicates wait for a slow
  * single-transaction request while an unrelated request is answered at once.
  */
+@PostgresTest
 @IdempotentHttpTest(properties = { "spring.datasource.hikari.maximum-pool-size=10",
 		"spring.datasource.hikari.connection-timeout=45000", "idempotency.web.lock-timeout=120s",
 		"server.tomcat.threads.max=50" })

@@ -13,6 +13,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * replay, a problem) lets the page read {@code Idempotent-Replayed} and
  * {@code Retry-After}.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpCorsTests.Cors.class })
 class IdempotentHttpCorsTests {
 

@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.UUID;
@@ -12,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Credential headers reach the client of the first response and no one else: they are
  * neither stored nor replayed, whatever else is replayed.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, StoredResponsesController.class },
 		properties = "idempotency.web.replayed-headers=X-Request-Note")
 class IdempotentHttpCredentialHeadersTests extends IdempotentHttpTestSupport {

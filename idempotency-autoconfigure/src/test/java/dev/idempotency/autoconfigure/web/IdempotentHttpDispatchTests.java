@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.UUID;
@@ -16,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * be replayed; an error dispatch never runs the protocol, since it renders the outcome of
  * the request it belongs to.
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpDispatchTests extends IdempotentHttpTestSupport {
 

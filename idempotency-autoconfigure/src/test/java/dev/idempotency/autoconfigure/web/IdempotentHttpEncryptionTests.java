@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
@@ -13,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * at rest, a replay is still byte-identical, and a stored response that does not decrypt
  * is answered with a 500 problem, never with its ciphertext, and never run again.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, StoredResponsesController.class },
 		properties = { "idempotency.web.encryption.key=q83vEjRWeJq8d6e4nQ0Vn7i3H4LkS9o5pWm2xYzA1bc=",
 				"idempotency.web.replayed-headers=X-Request-Note" })

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -18,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The edge cases of the request fingerprint, each decided: what makes a retry the same
  * request (replayed) and what makes it another (422).
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpFingerprintTests {
 

@@ -7,6 +7,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.ApplicationPaths.AccountService;
+import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -20,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a balance of 100, each reading the balance and writing it less the amount, are correct
  * only in serializable transactions.
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpIsolationTests extends IdempotentHttpTestSupport {
 

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.Idempotent;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,7 @@ import static org.awaitility.Awaitility.await;
  * that are slow before they write, a handler holds a connection only from its first
  * statement, and an unrelated request is answered while ten such handlers are slow.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpLazyConnectionTests.LazyDataSource.class })
 class IdempotentHttpLazyConnectionTests extends IdempotentHttpTestSupport {
 

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.UUID;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -26,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * request body, the response held until the commit, and the work of the fingerprint are
  * bounded, and what is over a bound is refused before anything is claimed or run.
  */
+@PostgresTest
 @IdempotentHttpTest(properties = { "idempotency.web.max-request-body-size=64KB",
 		"idempotency.web.max-response-size=16KB", "idempotency.web.max-stored-body-size=1KB",
 		"spring.servlet.multipart.max-file-size=16MB", "spring.servlet.multipart.max-request-size=32MB" })

@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 import dev.idempotency.autoconfigure.web.MatrixEndpoints.Case;
 import dev.idempotency.autoconfigure.web.MatrixEndpoints.Cases;
 import dev.idempotency.autoconfigure.web.MatrixEndpoints.Outcome;
+import dev.idempotency.test.PostgresTest;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -45,6 +46,7 @@ import static org.awaitility.Awaitility.await;
  * in at least one case. {@code -Didempotency.matrix=full} runs every combination, in an
  * order shuffled by {@code -Didempotency.matrix.seed} (printed when not given).
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, MatrixEndpoints.class },
 		properties = "idempotency.web.lock-timeout=60s")
 class IdempotentHttpMatrixTests extends IdempotentHttpTestSupport {

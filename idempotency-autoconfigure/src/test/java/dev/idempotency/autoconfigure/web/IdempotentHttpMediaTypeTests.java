@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -16,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * that only starts like a form's, a form sent with PUT that nothing parses), the charset
  * Spring MVC decodes a JSON body with, and the bytes of every multipart part.
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpMediaTypeTests extends IdempotentHttpTestSupport {
 

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
+import dev.idempotency.test.PostgresTest;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.awaitility.core.ThrowingRunnable;
@@ -32,6 +33,7 @@ import static org.awaitility.Awaitility.await;
  * A meter may be recorded after the client has its response (a replay's timer stops once
  * the body is flushed), so every reading waits for the value it expects.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpMetricsTests.Registry.class })
 class IdempotentHttpMetricsTests {
 

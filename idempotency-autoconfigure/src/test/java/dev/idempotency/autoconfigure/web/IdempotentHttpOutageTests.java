@@ -9,6 +9,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -28,6 +29,7 @@ import static org.awaitility.Awaitility.await;
  * key is free at once for the retry: a failed rollback does not leave it claimed for the
  * rest of its lease.
  */
+@PostgresTest
 @IdempotentHttpTest(properties = "idempotency.web.lease=10m")
 class IdempotentHttpOutageTests {
 

@@ -12,6 +12,7 @@ import java.util.stream.Stream;
 import dev.idempotency.autoconfigure.web.WebTestApplication.Order;
 import dev.idempotency.outbox.Outbox;
 import dev.idempotency.outbox.OutboxEvent;
+import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.Idempotent;
 import org.jspecify.annotations.Nullable;
@@ -56,6 +57,7 @@ import static org.awaitility.Awaitility.await;
  * append was already written, and after a take-over, where the single-transaction undo
  * goes back to the transaction manager's savepoint instead of the store's).
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpOutboxTests.OutboxEndpoints.class },
 		properties = "idempotency.outbox.relay.enabled=false")
 class IdempotentHttpOutboxTests extends IdempotentHttpTestSupport {

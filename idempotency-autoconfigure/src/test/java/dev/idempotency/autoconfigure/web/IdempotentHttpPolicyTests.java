@@ -9,6 +9,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * default claim mode, the bounded wait of single-transaction duplicates, the refusal of
  * abandoned claims and the cap of {@code Retry-After}.
  */
+@PostgresTest
 @IdempotentHttpTest(properties = { "idempotency.web.mode=single-transaction", "idempotency.web.lock-timeout=300ms",
 		"idempotency.web.abandoned-claims=refuse", "idempotency.web.max-retry-after=10s" })
 class IdempotentHttpPolicyTests {

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import dev.idempotency.autoconfigure.web.WebTestApplication.Order;
+import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.Idempotent;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.jspecify.annotations.Nullable;
@@ -52,6 +53,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * its message converters (here one of its own for problems), keeping each problem's
  * documented {@code type} and {@code Retry-After}.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, IdempotentHttpProblemTests.Customisations.class })
 class IdempotentHttpProblemTests {
 

@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.stream.Stream;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import dev.idempotency.web.IdempotencyProblemTypes;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Requests that Spring MVC refuses before the handler runs use up no key: nothing ran, so
  * nothing is remembered, and the client's corrected retry with the same key runs.
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpRejectionTests {
 

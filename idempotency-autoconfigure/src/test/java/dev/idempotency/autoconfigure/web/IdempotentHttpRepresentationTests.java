@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.http.HttpResponse;
@@ -18,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A replay means what the first response meant: its representation headers come with its
  * bytes, and a header value holding client text is stored as the server sent it.
  */
+@PostgresTest
 @IdempotentHttpTest
 class IdempotentHttpRepresentationTests extends IdempotentHttpTestSupport {
 

@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +22,7 @@ import static org.awaitility.Awaitility.await;
  * client error from an exception, an asynchronous result) never runs beside it or after
  * it.
  */
+@PostgresTest
 @IdempotentHttpTest(properties = "idempotency.web.lock-timeout=30s")
 class IdempotentHttpSingleTransactionTests extends IdempotentHttpTestSupport {
 

@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpResponse;
 import java.util.UUID;
 
@@ -11,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A credential header named in {@code idempotency.web.stored-credential-headers} is
  * stored and replayed, deliberately; the others still are not.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, StoredResponsesController.class },
 		properties = "idempotency.web.stored-credential-headers=Set-Cookie")
 class IdempotentHttpStoredCredentialHeadersTests extends IdempotentHttpTestSupport {

@@ -7,8 +7,6 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
-import dev.idempotency.test.PostgresTest;
-
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.core.annotation.AliasFor;
 import org.springframework.test.annotation.DirtiesContext;
@@ -16,15 +14,15 @@ import org.springframework.test.context.TestPropertySource;
 
 /**
  * An end-to-end test of {@code @Idempotent}: {@link WebTestApplication} (or the given
- * classes) on a real server on a random port, against the real PostgreSQL in a schema of
- * its own, with the library's tables. The application is closed after the test class, so
- * that its connection pool does not outlive it on a server that other builds share.
+ * classes) on a real server on a random port, with the library's tables in a database of
+ * its own: the class says which, with {@code @PostgresTest} or {@code @MariaDbTest}. The
+ * application is closed after the test class, so that its connection pool does not
+ * outlive it on a server that other builds share.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Inherited
-@PostgresTest
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @TestPropertySource(properties = "idempotency.jdbc.initialize-schema=always")
 @DirtiesContext

@@ -7,6 +7,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
+import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * commit on their own: the application refuses to start. With a transaction manager of
  * the key store's {@code DataSource} beside it, the handlers run in that one.
  */
+@PostgresTest
 @IdempotentHttpTest(
 		classes = { WebTestApplication.class, IdempotentHttpTransactionManagerTests.JdbcTransactionManager.class },
 		properties = { "spring.kafka.producer.transaction-id-prefix=tx-",

@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.UUID;
@@ -12,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Without {@code FormContentFilter}, nothing parses a form sent with PUT: the handler
  * reads its raw body, and so do the fingerprint and the request size limit.
  */
+@PostgresTest
 @IdempotentHttpTest(properties = "spring.mvc.formcontent.filter.enabled=false")
 class IdempotentHttpUnparsedFormTests extends IdempotentHttpTestSupport {
 

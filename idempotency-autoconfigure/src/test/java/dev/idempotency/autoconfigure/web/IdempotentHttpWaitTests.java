@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.web;
 
+import dev.idempotency.test.PostgresTest;
+
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -23,6 +25,7 @@ import static org.awaitility.Awaitility.await;
  * holds its key instead of getting 409 at once, holding no connection while it waits, and
  * then answers with what became of that request.
  */
+@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, StoredResponsesController.class },
 		properties = { "spring.datasource.hikari.maximum-pool-size=2",
 				"spring.datasource.hikari.connection-timeout=45000", "server.tomcat.threads.max=20" })

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.Idempotent;
 import jakarta.servlet.FilterChain;
@@ -116,6 +117,13 @@ class WebTestApplication {
 
 		@Override
 		public void afterPropertiesSet() {
+			if (DatabaseType.of(this.jdbc) == DatabaseType.MARIADB) {
+				this.jdbc.execute("""
+						CREATE TABLE IF NOT EXISTS orders (id bigint AUTO_INCREMENT PRIMARY KEY, item text NOT NULL,
+						    amount int NOT NULL, principal text)""");
+				// MariaDB checks a foreign key at each statement: it has no deferred one.
+				return;
+			}
 			this.jdbc.execute("""
 					CREATE TABLE IF NOT EXISTS orders (id bigserial PRIMARY KEY, item text NOT NULL,
 					    amount int NOT NULL, principal text)""");
@@ -259,7 +267,8 @@ class WebTestApplication {
 					"INSERT INTO orders (item, amount, principal) VALUES (?, ?, ?) RETURNING id", Long.class,
 					order.item(), order.amount(), user);
 			if (request.getHeader("X-Block") != null) {
-				Integer pid = this.jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class);
+				Integer pid = this.jdbc.queryForObject((DatabaseType.of(this.jdbc) == DatabaseType.MARIADB)
+						? "SELECT CONNECTION_ID()" : "SELECT pg_backend_pid()", Integer.class);
 				this.gates.backendPid = (pid != null) ? pid : 0;
 				this.gates.pass();
 			}
