@@ -4,8 +4,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -257,6 +260,46 @@ class MariaDbIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
 		finally {
 			executor.shutdownNow();
 		}
+	}
+
+	@Test
+	void twoClaimsThatWaitedForAClaimRolledBackHaveOneWinnerAndTheDeadlockLoserIsToldTheKeyIsHeld() throws Exception {
+		// Both waiters hold a shared lock on the row once the holder rolls back, and both
+		// then need an exclusive one: InnoDB rolls one of them back as a deadlock's
+		// victim.
+		String key = newKey();
+		ExecutorService executor = Executors.newFixedThreadPool(2);
+		try (UncommittedClaim holder = new UncommittedClaim(key)) {
+			List<Long> waiters = new CopyOnWriteArrayList<>();
+			List<Future<ClaimResult>> claims = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				claims.add(executor.submit(() -> transactions.execute((status) -> {
+					waiters.add(jdbc.queryForObject("SELECT CONNECTION_ID()", Long.class));
+					return store.claim(claim(key), Duration.ofSeconds(30));
+				})));
+			}
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> waiters.size() == 2 && waiters.stream()
+					.allMatch((waiter) -> "LOCK WAIT".equals(jdbc.queryForList(
+							"SELECT trx_state FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ?",
+							String.class, waiter)
+						.stream()
+						.findFirst()
+						.orElse(null))));
+			holder.close();
+			List<ClaimResult> results = new ArrayList<>();
+			for (Future<ClaimResult> claim : claims) {
+				results.add(claim.get(60, TimeUnit.SECONDS));
+			}
+			assertThat(results).filteredOn(ClaimResult.Claimed.class::isInstance).hasSize(1);
+			assertThat(results).filteredOn((result) -> !(result instanceof ClaimResult.Claimed))
+				.singleElement()
+				.isInstanceOfAny(ClaimResult.Held.class, ClaimResult.Existing.class);
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		assertThat(rows(key)).isOne();
 	}
 
 	@Test
