@@ -1,11 +1,8 @@
 package dev.idempotency.core.jdbc;
 
 import java.nio.charset.StandardCharsets;
-import java.sql.Array;
-import java.sql.PreparedStatement;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -57,7 +54,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	private final JdbcOperations jdbc;
 
-	private final PostgresDialect.EventStatements sql;
+	private final EventStatements sql;
 
 	/**
 	 * Create a store on the default table.
@@ -75,7 +72,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName) {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		this.jdbc = jdbc;
-		this.sql = new PostgresDialect.EventStatements(tableName);
+		this.sql = new PostgresEventStatements(tableName);
 	}
 
 	/**
@@ -92,7 +89,9 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	public boolean markProcessed(String consumerGroup, String eventId) {
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
-		return this.jdbc.update(this.sql.mark, consumerGroup, storedId(eventId)) == 1;
+		EventStatements sql = this.sql;
+		sql.checkConsumerGroup(consumerGroup);
+		return sql.mark(this.jdbc, consumerGroup, storedId(eventId), null);
 	}
 
 	@Override
@@ -102,7 +101,9 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (eventIds.isEmpty()) {
 			return Set.of();
 		}
-		Object[] stored = new Object[eventIds.size()];
+		EventStatements sql = this.sql;
+		sql.checkConsumerGroup(consumerGroup);
+		String[] stored = new String[eventIds.size()];
 		@Nullable Map<String, String> originals = null;
 		int i = 0;
 		for (String eventId : eventIds) {
@@ -116,18 +117,10 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			}
 			stored[i++] = storedId;
 		}
-		@Nullable Map<String, String> longIds = originals;
 		Set<String> inserted = new LinkedHashSet<>();
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.markAll);
-			Array ids = connection.createArrayOf("text", stored);
-			statement.setString(1, consumerGroup);
-			statement.setArray(2, ids);
-			return statement;
-		}, (rs) -> {
-			String storedId = rs.getString(1);
-			inserted.add((longIds != null) ? longIds.getOrDefault(storedId, storedId) : storedId);
-		});
+		for (String storedId : sql.markAll(this.jdbc, consumerGroup, stored)) {
+			inserted.add((originals != null) ? originals.getOrDefault(storedId, storedId) : storedId);
+		}
 		return inserted;
 	}
 
@@ -138,13 +131,13 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
+		EventStatements sql = this.sql;
+		sql.checkConsumerGroup(consumerGroup);
 		String storedId = storedId(eventId);
-		if (this.jdbc.update(this.sql.markWithFingerprint, consumerGroup, storedId, payloadFingerprint) > 0) {
+		if (sql.mark(this.jdbc, consumerGroup, storedId, payloadFingerprint)) {
 			return Mark.NEW;
 		}
-		List<@Nullable Long> first = this.jdbc.query(this.sql.firstFingerprint,
-				(rs, row) -> rs.getObject(1, Long.class), consumerGroup, storedId);
-		Long firstFingerprint = first.isEmpty() ? null : first.get(0);
+		Long firstFingerprint = sql.firstFingerprint(this.jdbc, consumerGroup, storedId);
 		return (firstFingerprint != null && firstFingerprint != payloadFingerprint.longValue())
 				? Mark.DUPLICATE_OF_ANOTHER_PAYLOAD : Mark.DUPLICATE;
 	}
@@ -156,6 +149,8 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			return new BatchMark(markAllProcessed(consumerGroup, eventIds), Set.of());
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
+		EventStatements sql = this.sql;
+		sql.checkConsumerGroup(consumerGroup);
 		String[] stored = new String[eventIds.size()];
 		@Nullable Long[] fingerprints = payloadFingerprints.toArray(new Long[0]);
 		@Nullable Map<String, String> originals = null;
@@ -170,42 +165,29 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 				originals.put(stored[i], eventId);
 			}
 		}
-		@Nullable Map<String, String> longIds = originals;
-		Set<String> marked = new LinkedHashSet<>();
-		Set<String> inserted = new HashSet<>();
+		// The stored ids inserted, in the order the database returned them.
+		Set<String> inserted = new LinkedHashSet<>();
 		// The fingerprint of each duplicate's first mark, null for a first mark that had
 		// none.
 		Map<String, @Nullable Long> firstMarks = new HashMap<>();
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.markAllWithFingerprints);
-			statement.setArray(1, connection.createArrayOf("text", stored));
-			statement.setArray(2, connection.createArrayOf("bigint", fingerprints));
-			statement.setString(3, consumerGroup);
-			statement.setString(4, consumerGroup);
-			return statement;
-		}, (rs) -> {
-			String storedId = rs.getString(1);
-			if (rs.getBoolean(2)) {
-				inserted.add(storedId);
-				marked.add((longIds != null) ? longIds.getOrDefault(storedId, storedId) : storedId);
-			}
-			else {
-				firstMarks.put(storedId, rs.getObject(3, Long.class));
-			}
-		});
+		sql.markAll(this.jdbc, consumerGroup, stored, fingerprints, inserted, firstMarks);
 		if (inserted.size() + firstMarks.size() < stored.length) {
-			readCommittedMeanwhile(consumerGroup, stored, fingerprints, inserted, firstMarks);
+			readCommittedMeanwhile(sql, consumerGroup, stored, fingerprints, inserted, firstMarks);
 		}
-		return new BatchMark(marked, otherPayloads(stored, fingerprints, firstMarks, longIds));
+		Set<String> marked = new LinkedHashSet<>();
+		for (String storedId : inserted) {
+			marked.add((originals != null) ? originals.getOrDefault(storedId, storedId) : storedId);
+		}
+		return new BatchMark(marked, otherPayloads(stored, fingerprints, firstMarks, originals));
 	}
 
 	/**
-	 * Read the first marks of the duplicates that the marking statement could not see:
-	 * those committed while its insert waited for them. A batch without such duplicates
-	 * costs no statement here.
+	 * Read the first marks of the duplicates that the marking statement could not see: on
+	 * PostgreSQL those committed while its insert waited for them, on MariaDB all. A
+	 * batch without such duplicates costs no statement here.
 	 */
-	private void readCommittedMeanwhile(String consumerGroup, String[] stored, @Nullable Long[] fingerprints,
-			Set<String> inserted, Map<String, @Nullable Long> firstMarks) {
+	private void readCommittedMeanwhile(EventStatements sql, String consumerGroup, String[] stored,
+			@Nullable Long[] fingerprints, Set<String> inserted, Map<String, @Nullable Long> firstMarks) {
 		Set<String> unseen = new LinkedHashSet<>();
 		for (int i = 0; i < stored.length; i++) {
 			if (fingerprints[i] != null && !inserted.contains(stored[i]) && !firstMarks.containsKey(stored[i])) {
@@ -215,14 +197,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (unseen.isEmpty()) {
 			return;
 		}
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.firstFingerprints);
-			statement.setString(1, consumerGroup);
-			statement.setArray(2, connection.createArrayOf("text", unseen.toArray()));
-			return statement;
-		}, (rs) -> {
-			firstMarks.put(rs.getString(1), rs.getObject(2, Long.class));
-		});
+		sql.firstFingerprints(this.jdbc, consumerGroup, unseen, firstMarks);
 	}
 
 	/**
@@ -247,8 +222,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	@Override
 	public boolean isProcessed(String consumerGroup, String eventId) {
-		return Boolean.TRUE
-			.equals(this.jdbc.queryForObject(this.sql.exists, Boolean.class, consumerGroup, storedId(eventId)));
+		return this.sql.exists(this.jdbc, consumerGroup, storedId(eventId));
 	}
 
 	/**

@@ -236,7 +236,7 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 				+ "SELECT 'billing', 'old-' || i, i FROM generate_series(1, 20000) i");
 		List<String> ids = List.of("old-7", "new-1", "new-2", "old-11", "new-3", "new-2", "old-7", "new-4", "old-13");
 		List<Long> fingerprints = List.of(7L, 1L, 2L, 99L, 3L, 2L, 7L, 4L, 13L);
-		PostgresDialect.EventStatements sql = new PostgresDialect.EventStatements("plan_event");
+		PostgresEventStatements sql = new PostgresEventStatements("plan_event");
 		for (boolean analyzed : new boolean[] { false, true }) {
 			if (analyzed) {
 				jdbc.execute("ANALYZE plan_event");
