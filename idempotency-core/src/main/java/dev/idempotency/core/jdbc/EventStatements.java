@@ -14,7 +14,20 @@ import org.springframework.jdbc.core.JdbcOperations;
  * checks the arguments and maps long ids to their stored form; an implementation only
  * talks to its database, with stored ids.
  */
-sealed interface EventStatements permits PostgresEventStatements {
+sealed interface EventStatements permits PostgresEventStatements, MariaDbEventStatements {
+
+	/**
+	 * Return the statements of a database on a table.
+	 * @param database the database
+	 * @param table the table name, optionally schema-qualified
+	 * @return the statements
+	 */
+	static EventStatements of(DatabaseType database, String table) {
+		return switch (database) {
+			case POSTGRESQL -> new PostgresEventStatements(table);
+			case MARIADB -> new MariaDbEventStatements(table);
+		};
+	}
 
 	/**
 	 * Refuse a consumer group that the table could not hold as it is.

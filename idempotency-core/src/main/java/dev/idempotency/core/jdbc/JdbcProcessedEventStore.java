@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -19,11 +20,22 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
- * {@link ProcessedEventStore} on PostgreSQL through Spring's {@link JdbcOperations}: one
- * {@code INSERT ... ON CONFLICT DO NOTHING} per event, or one per batch with the ids
- * passed as an array.
+ * {@link ProcessedEventStore} on PostgreSQL and MariaDB through Spring's
+ * {@link JdbcOperations}, one statement per event or per batch.
+ * <ul>
+ * <li>On PostgreSQL, {@code INSERT ... ON CONFLICT DO NOTHING}, with a batch's ids passed
+ * as an array: a duplicate is told by the row not inserted, never by an error, which
+ * would abort the caller's transaction.</li>
+ * <li>On MariaDB, a plain {@code INSERT} per event, whose duplicate is told by the
+ * duplicate-key error (vendor code 1062): MariaDB rolls back only that statement, and the
+ * caller's transaction goes on. A batch is an {@code INSERT IGNORE ... RETURNING}, with
+ * every value checked before, since {@code INSERT IGNORE} would truncate one too long for
+ * its column: a consumer group is at most 180 characters there.</li>
+ * </ul>
+ * The store is given its database, or tells it from the driver on first use.
  * <p>
  * Event ids of any length are accepted. An id of at most {@value #MAX_VERBATIM_ID_BYTES}
  * bytes (UTF-8) is stored as it is; a longer one, which the primary key index could not
@@ -54,10 +66,11 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	private final JdbcOperations jdbc;
 
-	private final EventStatements sql;
+	private final Supplier<EventStatements> sql;
 
 	/**
-	 * Create a store on the default table.
+	 * Create a store on the default table, in the database that the driver reports on
+	 * first use.
 	 * @param jdbc the JDBC operations
 	 */
 	public JdbcProcessedEventStore(JdbcOperations jdbc) {
@@ -65,14 +78,31 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	}
 
 	/**
-	 * Create a store on the given table.
+	 * Create a store on the given table, in the database that the driver reports on first
+	 * use.
 	 * @param jdbc the JDBC operations
 	 * @param tableName the table name, optionally schema-qualified
 	 */
 	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName) {
 		Assert.notNull(jdbc, "jdbc must not be null");
+		TableNames.check(tableName);
 		this.jdbc = jdbc;
-		this.sql = new PostgresEventStatements(tableName);
+		// On first use rather than here, so that creating the store needs no
+		// connection; once, whatever the number of threads.
+		this.sql = SingletonSupplier.of(() -> EventStatements.of(DatabaseType.of(jdbc), tableName));
+	}
+
+	/**
+	 * Create a store on the given table of the given database.
+	 * @param jdbc the JDBC operations
+	 * @param tableName the table name, optionally schema-qualified
+	 * @param database the database that {@code jdbc} works on
+	 */
+	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName, DatabaseType database) {
+		Assert.notNull(jdbc, "jdbc must not be null");
+		Assert.notNull(database, "database must not be null");
+		this.jdbc = jdbc;
+		this.sql = SingletonSupplier.of(EventStatements.of(database, tableName));
 	}
 
 	/**
@@ -89,7 +119,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	public boolean markProcessed(String consumerGroup, String eventId) {
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
-		EventStatements sql = this.sql;
+		EventStatements sql = this.sql.get();
 		sql.checkConsumerGroup(consumerGroup);
 		return sql.mark(this.jdbc, consumerGroup, storedId(eventId), null);
 	}
@@ -101,7 +131,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (eventIds.isEmpty()) {
 			return Set.of();
 		}
-		EventStatements sql = this.sql;
+		EventStatements sql = this.sql.get();
 		sql.checkConsumerGroup(consumerGroup);
 		String[] stored = new String[eventIds.size()];
 		@Nullable Map<String, String> originals = null;
@@ -131,7 +161,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
-		EventStatements sql = this.sql;
+		EventStatements sql = this.sql.get();
 		sql.checkConsumerGroup(consumerGroup);
 		String storedId = storedId(eventId);
 		if (sql.mark(this.jdbc, consumerGroup, storedId, payloadFingerprint)) {
@@ -149,7 +179,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			return new BatchMark(markAllProcessed(consumerGroup, eventIds), Set.of());
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
-		EventStatements sql = this.sql;
+		EventStatements sql = this.sql.get();
 		sql.checkConsumerGroup(consumerGroup);
 		String[] stored = new String[eventIds.size()];
 		@Nullable Long[] fingerprints = payloadFingerprints.toArray(new Long[0]);
@@ -222,7 +252,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	@Override
 	public boolean isProcessed(String consumerGroup, String eventId) {
-		return this.sql.exists(this.jdbc, consumerGroup, storedId(eventId));
+		return this.sql.get().exists(this.jdbc, consumerGroup, storedId(eventId));
 	}
 
 	/**
