@@ -53,8 +53,31 @@ class MariaDbProcessedEventStoreTests extends ProcessedEventStoreContractTests {
 	}
 
 	@Override
+	protected JdbcTemplate jdbc() {
+		return jdbc;
+	}
+
+	@Override
+	protected TransactionTemplate transactions() {
+		return transactions;
+	}
+
+	@Override
 	protected int countStatements(Runnable work) {
 		return counting.countStatements(work);
+	}
+
+	@Override
+	protected long sessionId() {
+		Long id = jdbc.queryForObject("SELECT CONNECTION_ID()", Long.class);
+		return (id != null) ? id : 0;
+	}
+
+	@Override
+	protected boolean isWaitingForLock(long sessionId) {
+		Integer waiting = jdbc.queryForObject("SELECT count(*) FROM information_schema.INNODB_TRX "
+				+ "WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", Integer.class, sessionId);
+		return waiting != null && waiting > 0;
 	}
 
 	@Test
@@ -179,11 +202,6 @@ class MariaDbProcessedEventStoreTests extends ProcessedEventStoreContractTests {
 		assertThat(reads).containsOnly(true);
 		assertThat(told.isProcessed("billing", id)).isTrue();
 		assertThat(counting.metadataCalls()).isEqualTo(before + 1);
-	}
-
-	private static int chargesOf(String id) {
-		Integer count = jdbc.queryForObject("SELECT count(*) FROM charge WHERE event_id = ?", Integer.class, id);
-		return (count != null) ? count : 0;
 	}
 
 }
