@@ -33,7 +33,11 @@ import org.springframework.util.function.SingletonSupplier;
  * duplicate-key error (vendor code 1062): MariaDB rolls back only that statement, and the
  * caller's transaction goes on. A batch is an {@code INSERT IGNORE ... RETURNING}, with
  * every value checked before, since {@code INSERT IGNORE} would truncate one too long for
- * its column: a consumer group is at most 180 characters there.</li>
+ * its column: a consumer group is at most 180 characters there. One race ends otherwise
+ * than on PostgreSQL: when a first mark rolls back while two or more marks of the same
+ * event wait for it, InnoDB rolls back the transactions of all but one of them as
+ * deadlock victims ({@code PessimisticLockingFailureException}); their events come again
+ * and are then duplicates.</li>
  * </ul>
  * The store is given its database, or tells it from the driver on first use.
  * <p>
@@ -45,12 +49,15 @@ import org.springframework.util.function.SingletonSupplier;
  * <p>
  * A mark may carry a fingerprint of the event's payload, so that an id reused for another
  * payload is told: a new event costs its insert alone, and a duplicate's first mark is
- * read back (for a batch, in the marking statement itself, for the ids it did not insert
- * only, and in a second one only for a first mark that committed while the insert waited
- * for it).
+ * read back. On PostgreSQL a batch reads it in the marking statement itself, for the ids
+ * it did not insert only, and in a second one only for a first mark that committed while
+ * the insert waited for it. On MariaDB it is read after the insert with a locking read,
+ * which sees the latest committed first mark where a plain read would see the
+ * transaction's REPEATABLE READ snapshot.
  * <p>
  * A batch inserts its ids in one order whatever order they came in, so that two batches
- * that share ids never deadlock.
+ * that share ids never deadlock. On MariaDB a batch of more than 1000 distinct ids is
+ * inserted by several statements, in that same order.
  *
  * @since 0.1.0
  */

@@ -1,8 +1,17 @@
 package dev.idempotency.core.jdbc;
 
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
+import java.util.Queue;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
@@ -13,6 +22,7 @@ import dev.idempotency.test.MariaDbTest;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -20,6 +30,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 @MariaDbTest
 class MariaDbProcessedEventStoreTests extends ProcessedEventStoreContractTests {
@@ -138,6 +149,58 @@ class MariaDbProcessedEventStoreTests extends ProcessedEventStoreContractTests {
 			assertThat(batch.otherPayloads()).containsExactly(batched);
 			assertThat(store.markAll("billing", List.of(batched), List.of(1L)).otherPayloads()).isEmpty();
 		});
+	}
+
+	@Test
+	void firstMarkRolledBackUnderTwoWaitingDuplicatesMakesOneOfThemADeadlockVictim() throws Exception {
+		// Where MariaDB does not match PostgreSQL: each waiter's duplicate check holds a
+		// shared lock on the row; once the first mark rolls back, both want to insert,
+		// and InnoDB rolls back one of the two transactions. Its event comes again and
+		// is then a duplicate, as after any deadlock.
+		String id = UUID.randomUUID().toString();
+		CountDownLatch marked = new CountDownLatch(1);
+		CountDownLatch rollBack = new CountDownLatch(1);
+		ExecutorService executor = Executors.newFixedThreadPool(3);
+		try {
+			Future<?> first = executor.submit(() -> transactions.executeWithoutResult((status) -> {
+				assertThat(store.markProcessed("billing", id)).isTrue();
+				marked.countDown();
+				awaitUninterruptibly(rollBack);
+				status.setRollbackOnly();
+			}));
+			assertThat(marked.await(30, TimeUnit.SECONDS)).isTrue();
+			Queue<Long> sessions = new ConcurrentLinkedQueue<>();
+			List<Future<Boolean>> waiters = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				waiters.add(executor.submit(() -> transactions.execute((status) -> {
+					sessions.add(sessionId());
+					return store.markProcessed("billing", id);
+				})));
+			}
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> sessions.size() == 2 && sessions.stream().allMatch(this::isWaitingForLock));
+			rollBack.countDown();
+			first.get(30, TimeUnit.SECONDS);
+			List<Object> outcomes = new ArrayList<>();
+			for (Future<Boolean> waiter : waiters) {
+				try {
+					outcomes.add(waiter.get(30, TimeUnit.SECONDS));
+				}
+				catch (ExecutionException ex) {
+					outcomes.add(ex.getCause());
+				}
+			}
+			assertThat(outcomes).hasSize(2)
+				.containsOnlyOnce(true)
+				.anySatisfy((outcome) -> assertThat(outcome).isInstanceOf(PessimisticLockingFailureException.class)
+					.asString()
+					.contains("Deadlock"));
+			assertThat(store.markProcessed("billing", id)).isFalse();
+		}
+		finally {
+			rollBack.countDown();
+			executor.shutdownNow();
+		}
 	}
 
 	@Test
