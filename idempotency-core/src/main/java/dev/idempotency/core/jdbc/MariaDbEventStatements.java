@@ -254,6 +254,10 @@ final class MariaDbEventStatements implements EventStatements {
 				() -> "A stored event id is at most " + MAX_STORED_ID_LENGTH + " characters");
 	}
 
+	/**
+	 * Whether a failure is a duplicate-key error. The vendor code tells it, wherever it
+	 * is in the cause chain, whatever exception a translator made of it.
+	 */
 	static boolean isDuplicateKey(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 			if (cause instanceof SQLException sql && sql.getErrorCode() == DUPLICATE_KEY) {
