@@ -10,10 +10,11 @@ import org.jspecify.annotations.Nullable;
  * Records which events a consumer group has processed, in the transaction of the
  * processing itself.
  * <p>
- * Marking uses {@code INSERT ... ON CONFLICT DO NOTHING}: a duplicate is reported by the
- * return value, never by an exception, so the caller's transaction stays usable. Call
- * these methods inside the transaction that holds the event's effects: when that
- * transaction rolls back, the mark goes with it and the event will be processed again.
+ * A duplicate is reported by the return value, never by an exception, and the caller's
+ * transaction stays usable (on PostgreSQL through {@code INSERT ... ON CONFLICT DO
+ * NOTHING}, on MariaDB through {@code INSERT IGNORE}). Call these methods inside the
+ * transaction that holds the event's effects: when that transaction rolls back, the mark
+ * goes with it and the event will be processed again.
  *
  * @since 0.1.0
  */

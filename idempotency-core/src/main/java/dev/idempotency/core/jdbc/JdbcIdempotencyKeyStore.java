@@ -27,11 +27,11 @@ import org.springframework.util.Assert;
  * A claim is one insert on the primary key {@code (scope, idempotency_key)}, so
  * concurrent claims of one key are decided by the database: exactly one inserts. On
  * PostgreSQL it is an {@code INSERT ... ON CONFLICT DO NOTHING} that reads the record
- * that was there in the same statement; on MariaDB a plain {@code INSERT} whose
- * duplicate-key error fails the statement alone, followed by a locking read of the
- * record. Take-over, completion and release are single {@code UPDATE}/{@code DELETE}
- * statements whose {@code WHERE} clause carries the guard (expired lease, owner token),
- * so they too are decided by the row lock.
+ * that was there in the same statement; on MariaDB an {@code INSERT IGNORE} whose update
+ * count tells a duplicate, followed by a locking read of the record. Take-over,
+ * completion and release are single {@code UPDATE}/{@code DELETE} statements whose
+ * {@code WHERE} clause carries the guard (expired lease, owner token), so they too are
+ * decided by the row lock.
  *
  * @since 0.1.0
  */

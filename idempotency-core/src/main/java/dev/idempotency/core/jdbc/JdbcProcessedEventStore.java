@@ -1,17 +1,15 @@
 package dev.idempotency.core.jdbc;
 
 import java.nio.charset.StandardCharsets;
-import java.sql.Array;
-import java.sql.PreparedStatement;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -22,11 +20,26 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
- * {@link ProcessedEventStore} on PostgreSQL through Spring's {@link JdbcOperations}: one
- * {@code INSERT ... ON CONFLICT DO NOTHING} per event, or one per batch with the ids
- * passed as an array.
+ * {@link ProcessedEventStore} on PostgreSQL and MariaDB through Spring's
+ * {@link JdbcOperations}, one statement per event or per batch.
+ * <ul>
+ * <li>On PostgreSQL, {@code INSERT ... ON CONFLICT DO NOTHING}, with a batch's ids passed
+ * as an array: a duplicate is told by the row not inserted, never by an error, which
+ * would abort the caller's transaction.</li>
+ * <li>On MariaDB, an {@code INSERT IGNORE} per event, whose update count tells a
+ * duplicate, and an {@code INSERT IGNORE ... RETURNING} per batch: the duplicate fails
+ * neither the statement nor the caller's transaction. Every value is checked before,
+ * since {@code INSERT IGNORE} would truncate one too long for its column: a consumer
+ * group is at most 180 characters there. One race ends otherwise than on PostgreSQL: when
+ * a first mark rolls back while two or more marks of the same event wait for it, InnoDB
+ * rolls back the transactions of all but one of them as deadlock victims
+ * ({@code PessimisticLockingFailureException}); their events come again and are then
+ * duplicates.</li>
+ * </ul>
+ * The store is given its database, or tells it from the driver on first use.
  * <p>
  * Event ids of any length are accepted. An id of at most {@value #MAX_VERBATIM_ID_BYTES}
  * bytes (UTF-8) is stored as it is; a longer one, which the primary key index could not
@@ -36,12 +49,15 @@ import org.springframework.util.Assert;
  * <p>
  * A mark may carry a fingerprint of the event's payload, so that an id reused for another
  * payload is told: a new event costs its insert alone, and a duplicate's first mark is
- * read back (for a batch, in the marking statement itself, for the ids it did not insert
- * only, and in a second one only for a first mark that committed while the insert waited
- * for it).
+ * read back. On PostgreSQL a batch reads it in the marking statement itself, for the ids
+ * it did not insert only, and in a second one only for a first mark that committed while
+ * the insert waited for it. On MariaDB it is read after the insert with a locking read,
+ * which sees the latest committed first mark where a plain read would see the
+ * transaction's REPEATABLE READ snapshot.
  * <p>
  * A batch inserts its ids in one order whatever order they came in, so that two batches
- * that share ids never deadlock.
+ * that share ids never deadlock. On MariaDB a batch of more than 1000 distinct ids is
+ * inserted by several statements, in that same order.
  *
  * @since 0.1.0
  */
@@ -57,10 +73,11 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	private final JdbcOperations jdbc;
 
-	private final PostgresDialect.EventStatements sql;
+	private final Supplier<EventStatements> sql;
 
 	/**
-	 * Create a store on the default table.
+	 * Create a store on the default table, in the database that the driver reports on
+	 * first use.
 	 * @param jdbc the JDBC operations
 	 */
 	public JdbcProcessedEventStore(JdbcOperations jdbc) {
@@ -68,14 +85,31 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	}
 
 	/**
-	 * Create a store on the given table.
+	 * Create a store on the given table, in the database that the driver reports on first
+	 * use.
 	 * @param jdbc the JDBC operations
 	 * @param tableName the table name, optionally schema-qualified
 	 */
 	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName) {
 		Assert.notNull(jdbc, "jdbc must not be null");
+		TableNames.check(tableName);
 		this.jdbc = jdbc;
-		this.sql = new PostgresDialect.EventStatements(tableName);
+		// On first use rather than here, so that creating the store needs no
+		// connection; once, whatever the number of threads.
+		this.sql = SingletonSupplier.of(() -> EventStatements.of(DatabaseType.of(jdbc), tableName));
+	}
+
+	/**
+	 * Create a store on the given table of the given database.
+	 * @param jdbc the JDBC operations
+	 * @param tableName the table name, optionally schema-qualified
+	 * @param database the database that {@code jdbc} works on
+	 */
+	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName, DatabaseType database) {
+		Assert.notNull(jdbc, "jdbc must not be null");
+		Assert.notNull(database, "database must not be null");
+		this.jdbc = jdbc;
+		this.sql = SingletonSupplier.of(EventStatements.of(database, tableName));
 	}
 
 	/**
@@ -92,7 +126,9 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	public boolean markProcessed(String consumerGroup, String eventId) {
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
-		return this.jdbc.update(this.sql.mark, consumerGroup, storedId(eventId)) == 1;
+		EventStatements sql = this.sql.get();
+		sql.checkConsumerGroup(consumerGroup);
+		return sql.mark(this.jdbc, consumerGroup, storedId(eventId), null);
 	}
 
 	@Override
@@ -102,7 +138,9 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (eventIds.isEmpty()) {
 			return Set.of();
 		}
-		Object[] stored = new Object[eventIds.size()];
+		EventStatements sql = this.sql.get();
+		sql.checkConsumerGroup(consumerGroup);
+		String[] stored = new String[eventIds.size()];
 		@Nullable Map<String, String> originals = null;
 		int i = 0;
 		for (String eventId : eventIds) {
@@ -116,18 +154,10 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			}
 			stored[i++] = storedId;
 		}
-		@Nullable Map<String, String> longIds = originals;
 		Set<String> inserted = new LinkedHashSet<>();
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.markAll);
-			Array ids = connection.createArrayOf("text", stored);
-			statement.setString(1, consumerGroup);
-			statement.setArray(2, ids);
-			return statement;
-		}, (rs) -> {
-			String storedId = rs.getString(1);
-			inserted.add((longIds != null) ? longIds.getOrDefault(storedId, storedId) : storedId);
-		});
+		for (String storedId : sql.markAll(this.jdbc, consumerGroup, stored)) {
+			inserted.add((originals != null) ? originals.getOrDefault(storedId, storedId) : storedId);
+		}
 		return inserted;
 	}
 
@@ -138,13 +168,13 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
+		EventStatements sql = this.sql.get();
+		sql.checkConsumerGroup(consumerGroup);
 		String storedId = storedId(eventId);
-		if (this.jdbc.update(this.sql.markWithFingerprint, consumerGroup, storedId, payloadFingerprint) > 0) {
+		if (sql.mark(this.jdbc, consumerGroup, storedId, payloadFingerprint)) {
 			return Mark.NEW;
 		}
-		List<@Nullable Long> first = this.jdbc.query(this.sql.firstFingerprint,
-				(rs, row) -> rs.getObject(1, Long.class), consumerGroup, storedId);
-		Long firstFingerprint = first.isEmpty() ? null : first.get(0);
+		Long firstFingerprint = sql.firstFingerprint(this.jdbc, consumerGroup, storedId);
 		return (firstFingerprint != null && firstFingerprint != payloadFingerprint.longValue())
 				? Mark.DUPLICATE_OF_ANOTHER_PAYLOAD : Mark.DUPLICATE;
 	}
@@ -156,6 +186,8 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			return new BatchMark(markAllProcessed(consumerGroup, eventIds), Set.of());
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
+		EventStatements sql = this.sql.get();
+		sql.checkConsumerGroup(consumerGroup);
 		String[] stored = new String[eventIds.size()];
 		@Nullable Long[] fingerprints = payloadFingerprints.toArray(new Long[0]);
 		@Nullable Map<String, String> originals = null;
@@ -170,42 +202,29 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 				originals.put(stored[i], eventId);
 			}
 		}
-		@Nullable Map<String, String> longIds = originals;
-		Set<String> marked = new LinkedHashSet<>();
-		Set<String> inserted = new HashSet<>();
+		// The stored ids inserted, in the order the database returned them.
+		Set<String> inserted = new LinkedHashSet<>();
 		// The fingerprint of each duplicate's first mark, null for a first mark that had
 		// none.
 		Map<String, @Nullable Long> firstMarks = new HashMap<>();
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.markAllWithFingerprints);
-			statement.setArray(1, connection.createArrayOf("text", stored));
-			statement.setArray(2, connection.createArrayOf("bigint", fingerprints));
-			statement.setString(3, consumerGroup);
-			statement.setString(4, consumerGroup);
-			return statement;
-		}, (rs) -> {
-			String storedId = rs.getString(1);
-			if (rs.getBoolean(2)) {
-				inserted.add(storedId);
-				marked.add((longIds != null) ? longIds.getOrDefault(storedId, storedId) : storedId);
-			}
-			else {
-				firstMarks.put(storedId, rs.getObject(3, Long.class));
-			}
-		});
+		sql.markAll(this.jdbc, consumerGroup, stored, fingerprints, inserted, firstMarks);
 		if (inserted.size() + firstMarks.size() < stored.length) {
-			readCommittedMeanwhile(consumerGroup, stored, fingerprints, inserted, firstMarks);
+			readCommittedMeanwhile(sql, consumerGroup, stored, fingerprints, inserted, firstMarks);
 		}
-		return new BatchMark(marked, otherPayloads(stored, fingerprints, firstMarks, longIds));
+		Set<String> marked = new LinkedHashSet<>();
+		for (String storedId : inserted) {
+			marked.add((originals != null) ? originals.getOrDefault(storedId, storedId) : storedId);
+		}
+		return new BatchMark(marked, otherPayloads(stored, fingerprints, firstMarks, originals));
 	}
 
 	/**
-	 * Read the first marks of the duplicates that the marking statement could not see:
-	 * those committed while its insert waited for them. A batch without such duplicates
-	 * costs no statement here.
+	 * Read the first marks of the duplicates that the marking statement could not see: on
+	 * PostgreSQL those committed while its insert waited for them, on MariaDB all. A
+	 * batch without such duplicates costs no statement here.
 	 */
-	private void readCommittedMeanwhile(String consumerGroup, String[] stored, @Nullable Long[] fingerprints,
-			Set<String> inserted, Map<String, @Nullable Long> firstMarks) {
+	private void readCommittedMeanwhile(EventStatements sql, String consumerGroup, String[] stored,
+			@Nullable Long[] fingerprints, Set<String> inserted, Map<String, @Nullable Long> firstMarks) {
 		Set<String> unseen = new LinkedHashSet<>();
 		for (int i = 0; i < stored.length; i++) {
 			if (fingerprints[i] != null && !inserted.contains(stored[i]) && !firstMarks.containsKey(stored[i])) {
@@ -215,14 +234,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (unseen.isEmpty()) {
 			return;
 		}
-		this.jdbc.query((connection) -> {
-			PreparedStatement statement = connection.prepareStatement(this.sql.firstFingerprints);
-			statement.setString(1, consumerGroup);
-			statement.setArray(2, connection.createArrayOf("text", unseen.toArray()));
-			return statement;
-		}, (rs) -> {
-			firstMarks.put(rs.getString(1), rs.getObject(2, Long.class));
-		});
+		sql.firstFingerprints(this.jdbc, consumerGroup, unseen, firstMarks);
 	}
 
 	/**
@@ -247,8 +259,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	@Override
 	public boolean isProcessed(String consumerGroup, String eventId) {
-		return Boolean.TRUE
-			.equals(this.jdbc.queryForObject(this.sql.exists, Boolean.class, consumerGroup, storedId(eventId)));
+		return this.sql.get().exists(this.jdbc, consumerGroup, storedId(eventId));
 	}
 
 	/**

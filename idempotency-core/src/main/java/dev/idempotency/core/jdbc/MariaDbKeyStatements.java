@@ -9,7 +9,6 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
@@ -17,20 +16,20 @@ import org.springframework.jdbc.core.JdbcOperations;
  * database clock ({@code UTC_TIMESTAMP(6)}, constant within a statement); durations
  * travel as microseconds.
  * <p>
- * A claim is a plain {@code INSERT}: a duplicate key fails the statement alone, never the
- * transaction, and leaves a shared lock on the row that is there, which is then read with
- * a locking read. A locking read sees the row as it is now, whatever snapshot a
- * {@code REPEATABLE READ} transaction (MariaDB's default) began with, and the lock keeps
- * it as read until the transaction ends.
+ * A claim is an {@code INSERT IGNORE} whose update count tells a duplicate key, which is
+ * then neither an error of the statement nor of the transaction (nor a warning in the
+ * driver's log, which logs every error a server returns, the key with it); the row that
+ * is there is then read with a locking read. {@code INSERT IGNORE} would also truncate a
+ * value too long for its column into another key, so the values are checked before. A
+ * locking read sees the row as it is now, whatever snapshot a {@code REPEATABLE READ}
+ * transaction (MariaDB's default) began with, and the lock keeps it as read until the
+ * transaction ends.
  */
 final class MariaDbKeyStatements extends KeyStatements {
 
 	static final String NOW = "UTC_TIMESTAMP(6)";
 
 	static final String EXPIRED = "expires_at <= " + NOW + " AND (status = 'DONE' OR locked_until <= " + NOW + ")";
-
-	/** The vendor code of a duplicate key. */
-	private static final int DUPLICATE_KEY = 1062;
 
 	/** The vendor code of a lock wait past {@code innodb_lock_wait_timeout}. */
 	private static final int LOCK_WAIT_TIMEOUT = 1205;
@@ -43,6 +42,9 @@ final class MariaDbKeyStatements extends KeyStatements {
 
 	/** The length in characters of the scope and key columns. */
 	static final int MAX_KEY_LENGTH = 255;
+
+	/** The length in characters of the request hash column. */
+	static final int MAX_REQUEST_HASH_LENGTH = 64;
 
 	private final String insert;
 
@@ -74,7 +76,7 @@ final class MariaDbKeyStatements extends KeyStatements {
 						WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
 						""", table));
 		this.insert = TableNames.render("""
-				INSERT INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
+				INSERT IGNORE INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
 				                     created_at, expires_at)
 				VALUES (?, ?, ?, 'IN_PROGRESS', ?, %NOW% + INTERVAL ? * 1000 MICROSECOND,
 				        %NOW%, %NOW% + INTERVAL ? * 1000 MICROSECOND)
@@ -86,15 +88,10 @@ final class MariaDbKeyStatements extends KeyStatements {
 	Claimed claim(JdbcOperations jdbc, Object[] insert, @Nullable Long waitMillis, boolean savepoint) {
 		// Refused here rather than left to the server, which truncates a longer value
 		// (to another key) when sql_mode is not strict.
-		checkLength((String) insert[0], "The scope");
-		checkLength((String) insert[1], "The idempotency key");
-		try {
-			jdbc.update(boundedInsert(waitMillis), insert);
-		}
-		catch (DataAccessException ex) {
-			if (!hasErrorCode(ex, DUPLICATE_KEY)) {
-				throw ex;
-			}
+		checkLength((String) insert[0], "The scope", MAX_KEY_LENGTH);
+		checkLength((String) insert[1], "The idempotency key", MAX_KEY_LENGTH);
+		checkLength((String) insert[2], "The request hash", MAX_REQUEST_HASH_LENGTH);
+		if (jdbc.update(boundedInsert(waitMillis), insert) == 0) {
 			List<Found> rows = jdbc.query(this.lockedRead, this::mapRow, insert[0], insert[1]);
 			return new Claimed(false, rows.isEmpty() ? null : rows.get(0), true);
 		}
@@ -104,10 +101,10 @@ final class MariaDbKeyStatements extends KeyStatements {
 		return Claimed.INSERTED;
 	}
 
-	private static void checkLength(String value, String name) {
-		if (value.codePointCount(0, value.length()) > MAX_KEY_LENGTH) {
+	private static void checkLength(String value, String name, int maxLength) {
+		if (value.codePointCount(0, value.length()) > maxLength) {
 			throw new IllegalArgumentException(
-					name + " is longer than the " + MAX_KEY_LENGTH + " characters its column holds on MariaDB");
+					name + " is longer than the " + maxLength + " characters its column holds on MariaDB");
 		}
 	}
 

@@ -176,7 +176,7 @@ class MariaDbIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
 	}
 
 	@Test
-	void aDuplicateClaimFailsItsStatementAloneAndTheTransactionGoesOn() {
+	void aDuplicateClaimFailsNothingAndTheTransactionGoesOn() {
 		String key = newKey();
 		inCommittedTransaction(() -> store.claim(claim(key)));
 		transactions.executeWithoutResult((status) -> {
@@ -321,7 +321,7 @@ class MariaDbIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
 	}
 
 	@Test
-	void aScopeOrKeyLongerThanItsColumnIsRefusedBeforeTheInsert() {
+	void aScopeKeyOrRequestHashLongerThanItsColumnIsRefusedBeforeTheInsert() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> store
 				.claim(new KeyClaim("s".repeat(256), newKey(), "h", Duration.ofSeconds(30), Duration.ofHours(1))))

@@ -1,25 +1,14 @@
 package dev.idempotency.core.jdbc;
 
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.ProcessedEventStore.BatchMark;
-import dev.idempotency.core.ProcessedEventStore.Mark;
 import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,17 +16,15 @@ import org.junit.jupiter.api.Test;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 @PostgresTest
 class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests {
 
-	private static final AtomicInteger statements = new AtomicInteger();
+	private static StatementCountingDataSource counting;
 
 	private static JdbcTemplate jdbc;
 
@@ -51,7 +38,7 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 			.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("idempotency_key", "processed_event"))
 			.execute(dataSource);
 		new JdbcTemplate(dataSource).execute("CREATE TABLE charge (event_id text NOT NULL, amount int NOT NULL)");
-		DataSource counting = new StatementCountingDataSource(dataSource);
+		counting = new StatementCountingDataSource(dataSource);
 		jdbc = new JdbcTemplate(counting);
 		transactions = new TransactionTemplate(new DataSourceTransactionManager(counting));
 		store = new JdbcProcessedEventStore(jdbc);
@@ -63,57 +50,30 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 	}
 
 	@Override
+	protected JdbcTemplate jdbc() {
+		return jdbc;
+	}
+
+	@Override
+	protected TransactionTemplate transactions() {
+		return transactions;
+	}
+
+	@Override
 	protected int countStatements(Runnable work) {
-		int before = statements.get();
-		work.run();
-		return statements.get() - before;
+		return counting.countStatements(work);
 	}
 
-	@Test
-	void duplicateMarkInsideABusinessTransactionLeavesItUsable() {
-		String id = UUID.randomUUID().toString();
-		store.markProcessed("billing", id);
-		transactions.executeWithoutResult((status) -> {
-			assertThat(store.markProcessed("billing", id)).isFalse();
-			// The transaction is not aborted: the business write after the duplicate
-			// still works.
-			jdbc.update("INSERT INTO charge (event_id, amount) VALUES (?, 1200)", id);
-		});
-		assertThat(chargesOf(id)).isOne();
+	@Override
+	protected long sessionId() {
+		Long pid = jdbc.queryForObject("SELECT pg_backend_pid()", Long.class);
+		return (pid != null) ? pid : 0;
 	}
 
-	@Test
-	void markAndBusinessRowCommitTogether() {
-		String id = UUID.randomUUID().toString();
-		transactions.executeWithoutResult((status) -> {
-			if (store.markProcessed("billing", id)) {
-				jdbc.update("INSERT INTO charge (event_id, amount) VALUES (?, 1200)", id);
-			}
-		});
-		transactions.executeWithoutResult((status) -> {
-			if (store.markProcessed("billing", id)) {
-				jdbc.update("INSERT INTO charge (event_id, amount) VALUES (?, 1200)", id);
-			}
-		});
-		assertThat(chargesOf(id)).isOne();
-	}
-
-	@Test
-	void rolledBackBusinessTransactionLeavesNoMarkSoTheEventIsProcessedAgain() {
-		String id = UUID.randomUUID().toString();
-		assertThatExceptionOfType(IllegalStateException.class)
-			.isThrownBy(() -> transactions.executeWithoutResult((status) -> {
-				assertThat(store.markProcessed("billing", id)).isTrue();
-				jdbc.update("INSERT INTO charge (event_id, amount) VALUES (?, 1200)", id);
-				throw new IllegalStateException("listener failed after its writes");
-			}));
-		assertThat(store.isProcessed("billing", id)).isFalse();
-		assertThat(chargesOf(id)).isZero();
-		transactions.executeWithoutResult((status) -> {
-			assertThat(store.markProcessed("billing", id)).isTrue();
-			jdbc.update("INSERT INTO charge (event_id, amount) VALUES (?, 1200)", id);
-		});
-		assertThat(chargesOf(id)).isOne();
+	@Override
+	protected boolean isWaitingForLock(long sessionId) {
+		return "Lock".equals(jdbc.queryForObject("SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?",
+				String.class, sessionId));
 	}
 
 	@Test
@@ -137,18 +97,11 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 	}
 
 	@Test
-	void duplicateWhoseFirstMarkWasForAnotherPayloadIsToldApartWithOneMoreStatement() {
+	void batchMarkReadsTheFirstMarksOfItsDuplicatesInTheMarkingStatement() {
 		String id = UUID.randomUUID().toString();
-		List<Mark> first = new ArrayList<>();
-		assertThat(countStatements(() -> first.add(store.mark("billing", id, 1L)))).isOne();
-		assertThat(first).containsExactly(Mark.NEW);
-		assertThat(countStatements(() -> first.add(store.mark("billing", id, 2L)))).isEqualTo(2);
-		assertThat(first).containsExactly(Mark.NEW, Mark.DUPLICATE_OF_ANOTHER_PAYLOAD);
-		assertThat(store.mark("billing", id, 1L)).isEqualTo(Mark.DUPLICATE);
-		assertThat(store.mark("billing", id, null)).isEqualTo(Mark.DUPLICATE);
+		store.mark("billing", id, 1L);
 		String unfingerprinted = UUID.randomUUID().toString();
-		assertThat(store.mark("billing", unfingerprinted, null)).isEqualTo(Mark.NEW);
-		assertThat(store.mark("billing", unfingerprinted, 3L)).isEqualTo(Mark.DUPLICATE);
+		store.mark("billing", unfingerprinted, null);
 		String a = UUID.randomUUID().toString();
 		String b = UUID.randomUUID().toString();
 		List<BatchMark> batch = new ArrayList<>();
@@ -157,73 +110,6 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 			.isOne();
 		assertThat(batch.get(0).marked()).containsExactlyInAnyOrder(a, b);
 		assertThat(batch.get(0).otherPayloads()).containsExactly(id);
-	}
-
-	@Test
-	void aDuplicateThatWaitedForTheFirstMarkToCommitSeesItsFingerprint() throws Exception {
-		String id = UUID.randomUUID().toString();
-		CountDownLatch marked = new CountDownLatch(1);
-		CountDownLatch commit = new CountDownLatch(1);
-		ExecutorService executor = Executors.newFixedThreadPool(2);
-		try {
-			Future<Mark> firstMark = executor.submit(() -> transactions.execute((status) -> {
-				Mark mark = store.mark("billing", id, 1L);
-				marked.countDown();
-				awaitUninterruptibly(commit);
-				return mark;
-			}));
-			assertThat(marked.await(30, TimeUnit.SECONDS)).isTrue();
-			AtomicInteger waiter = new AtomicInteger();
-			Future<Mark> secondMark = executor.submit(() -> transactions.execute((status) -> {
-				waiter.set(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
-				return store.mark("billing", id, 2L);
-			}));
-			await().atMost(Duration.ofSeconds(30))
-				.until(() -> waiter.get() != 0 && "Lock".equals(jdbc.queryForObject(
-						"SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?", String.class, waiter.get())));
-			commit.countDown();
-			assertThat(firstMark.get(30, TimeUnit.SECONDS)).isEqualTo(Mark.NEW);
-			assertThat(secondMark.get(30, TimeUnit.SECONDS)).isEqualTo(Mark.DUPLICATE_OF_ANOTHER_PAYLOAD);
-		}
-		finally {
-			commit.countDown();
-			executor.shutdownNow();
-		}
-	}
-
-	@Test
-	void aBatchDuplicateThatWaitedForTheFirstMarkToCommitSeesItsFingerprint() throws Exception {
-		String id = UUID.randomUUID().toString();
-		String fresh = UUID.randomUUID().toString();
-		CountDownLatch marked = new CountDownLatch(1);
-		CountDownLatch commit = new CountDownLatch(1);
-		ExecutorService executor = Executors.newFixedThreadPool(2);
-		try {
-			Future<Mark> firstMark = executor.submit(() -> transactions.execute((status) -> {
-				Mark mark = store.mark("billing", id, 1L);
-				marked.countDown();
-				awaitUninterruptibly(commit);
-				return mark;
-			}));
-			assertThat(marked.await(30, TimeUnit.SECONDS)).isTrue();
-			AtomicInteger waiter = new AtomicInteger();
-			Future<BatchMark> batchMark = executor.submit(() -> transactions.execute((status) -> {
-				waiter.set(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
-				return store.markAll("billing", List.of(fresh, id), List.of(3L, 2L));
-			}));
-			await().atMost(Duration.ofSeconds(30))
-				.until(() -> waiter.get() != 0 && "Lock".equals(jdbc.queryForObject(
-						"SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?", String.class, waiter.get())));
-			commit.countDown();
-			assertThat(firstMark.get(30, TimeUnit.SECONDS)).isEqualTo(Mark.NEW);
-			BatchMark batch = batchMark.get(30, TimeUnit.SECONDS);
-			assertThat(batch.marked()).containsExactly(fresh);
-			assertThat(batch.otherPayloads()).containsExactly(id);
-		}
-		finally {
-			commit.countDown();
-			executor.shutdownNow();
-		}
 	}
 
 	@Test
@@ -236,7 +122,7 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 				+ "SELECT 'billing', 'old-' || i, i FROM generate_series(1, 20000) i");
 		List<String> ids = List.of("old-7", "new-1", "new-2", "old-11", "new-3", "new-2", "old-7", "new-4", "old-13");
 		List<Long> fingerprints = List.of(7L, 1L, 2L, 99L, 3L, 2L, 7L, 4L, 13L);
-		PostgresDialect.EventStatements sql = new PostgresDialect.EventStatements("plan_event");
+		PostgresEventStatements sql = new PostgresEventStatements("plan_event");
 		for (boolean analyzed : new boolean[] { false, true }) {
 			if (analyzed) {
 				jdbc.execute("ANALYZE plan_event");
@@ -266,150 +152,6 @@ class PostgresProcessedEventStoreTests extends ProcessedEventStoreContractTests 
 		BatchMark batch = new JdbcProcessedEventStore(jdbc, "plan_event").markAll("billing", ids, fingerprints);
 		assertThat(batch.marked()).containsExactly("new-1", "new-2", "new-3", "new-4");
 		assertThat(batch.otherPayloads()).containsExactly("old-11");
-	}
-
-	@Test
-	void batchMarksOfTheSameIdsInOppositeOrdersNeverDeadlock() throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(2);
-		try {
-			for (int round = 0; round < 10; round++) {
-				List<String> ids = new ArrayList<>();
-				for (int i = 0; i < 3000; i++) {
-					ids.add(UUID.randomUUID().toString());
-				}
-				List<String> reversed = new ArrayList<>(ids);
-				java.util.Collections.reverse(reversed);
-				// With fingerprints (String payloads) in even rounds, without in odd
-				// ones.
-				List<Long> fingerprints = (round % 2 == 0) ? ids.stream().map((id) -> (long) id.hashCode()).toList()
-						: java.util.Collections.nCopies(ids.size(), null);
-				List<Long> reversedFingerprints = new ArrayList<>(fingerprints);
-				java.util.Collections.reverse(reversedFingerprints);
-				java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-				Future<BatchMark> forwards = executor.submit(() -> transactions.execute((status) -> {
-					awaitUninterruptibly(start);
-					return store.markAll("billing", ids, fingerprints);
-				}));
-				Future<BatchMark> backwards = executor.submit(() -> transactions.execute((status) -> {
-					awaitUninterruptibly(start);
-					return store.markAll("billing", reversed, reversedFingerprints);
-				}));
-				BatchMark first = forwards.get(60, TimeUnit.SECONDS);
-				BatchMark second = backwards.get(60, TimeUnit.SECONDS);
-				assertThat(first.marked().size() + second.marked().size()).as("round %d", round).isEqualTo(ids.size());
-			}
-		}
-		finally {
-			executor.shutdownNow();
-		}
-	}
-
-	private static void awaitUninterruptibly(java.util.concurrent.CyclicBarrier barrier) {
-		try {
-			barrier.await(60, TimeUnit.SECONDS);
-		}
-		catch (Exception ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private static void awaitUninterruptibly(CountDownLatch latch) {
-		try {
-			latch.await(60, TimeUnit.SECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	@Test
-	void idsOf3kBAnd100kBAreMarkedOnceAndRecognised() {
-		String id3k = randomId(3 * 1024);
-		String id100k = randomId(100 * 1024);
-		assertThat(store.markProcessed("billing", id3k)).isTrue();
-		assertThat(store.markProcessed("billing", id3k)).isFalse();
-		assertThat(store.isProcessed("billing", id3k)).isTrue();
-		assertThat(store.markAllProcessed("billing", List.of(id100k, id3k, id100k))).containsExactly(id100k);
-		assertThat(store.markAllProcessed("billing", List.of(id100k))).isEmpty();
-		assertThat(store.isProcessed("billing", id100k)).isTrue();
-	}
-
-	@Test
-	void longIdsThatShareTheirStoredPrefixAreTwoEvents() {
-		String prefix = randomId(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES);
-		String first = prefix + "-first";
-		String second = prefix + "-second";
-		assertThat(store.markProcessed("billing", first)).isTrue();
-		assertThat(store.markAllProcessed("billing", List.of(first, second))).containsExactly(second);
-		assertThat(storedIds(prefix)).hasSize(2)
-			.allSatisfy((stored) -> assertThat(stored).startsWith(prefix + "#sha256:")
-				.hasSizeGreaterThan(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES));
-	}
-
-	@Test
-	void idOfTheLongestVerbatimLengthIsStoredAsItIs() {
-		// 510 bytes of ASCII and a two-byte character.
-		String id = randomId(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES - 2) + "é";
-		assertThat(store.markProcessed("billing", id)).isTrue();
-		assertThat(storedIds(id)).containsExactly(id);
-		// One byte longer, and the two-byte character straddles the limit: the stored
-		// prefix ends before it.
-		String ascii = randomId(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES - 1);
-		String longer = ascii + "é";
-		assertThat(store.markProcessed("billing", longer)).isTrue();
-		assertThat(storedIds(ascii)).singleElement().asString().startsWith(ascii + "#sha256:");
-	}
-
-	private static List<String> storedIds(String prefix) {
-		return jdbc.queryForList("SELECT event_id FROM processed_event WHERE consumer_group = 'billing' "
-				+ "AND starts_with(event_id, ?)", String.class, prefix);
-	}
-
-	/**
-	 * Random letters and digits, which PostgreSQL cannot compress to fit its index.
-	 */
-	private static String randomId(int length) {
-		String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-		StringBuilder id = new StringBuilder(length);
-		ThreadLocalRandom random = ThreadLocalRandom.current();
-		for (int i = 0; i < length; i++) {
-			id.append(alphabet.charAt(random.nextInt(alphabet.length())));
-		}
-		return id.toString();
-	}
-
-	private static int chargesOf(String id) {
-		Integer count = jdbc.queryForObject("SELECT count(*) FROM charge WHERE event_id = ?", Integer.class, id);
-		return (count != null) ? count : 0;
-	}
-
-	/**
-	 * Counts the statements prepared or created on its connections.
-	 */
-	static final class StatementCountingDataSource extends DelegatingDataSource {
-
-		StatementCountingDataSource(DataSource target) {
-			super(target);
-		}
-
-		@Override
-		public Connection getConnection() throws java.sql.SQLException {
-			Connection connection = super.getConnection();
-			return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { Connection.class },
-					(proxy, method, args) -> {
-						if (method.getName().equals("prepareStatement") || method.getName().equals("createStatement")
-								|| method.getName().equals("prepareCall")) {
-							statements.incrementAndGet();
-						}
-						try {
-							return method.invoke(connection, args);
-						}
-						catch (java.lang.reflect.InvocationTargetException ex) {
-							throw ex.getTargetException();
-						}
-					});
-		}
-
 	}
 
 }
