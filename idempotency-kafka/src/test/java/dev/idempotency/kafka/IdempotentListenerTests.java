@@ -2,6 +2,7 @@ package dev.idempotency.kafka;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.kafka.ListenerTestConfiguration.Calls;
@@ -12,6 +13,7 @@ import dev.idempotency.kafka.ListenerTestConfiguration.RecordingMetrics;
 import dev.idempotency.test.KafkaTest;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -139,12 +141,13 @@ abstract class IdempotentListenerTests {
 	@Test
 	void recordRedeliveredAfterRewindingTheGroupTakesEffectOnce() throws Exception {
 		String eventId = newId("redelivered");
+		Map<TopicPartition, OffsetAndMetadata> before = KafkaTestSupport.committedOffsets(this.admin, "payload-group");
 		send(this.kafka, "payload-events", eventId, "payload");
 		this.calls.until("payload", eventId);
-		KafkaTestSupport.rewind(this.registry.getListenerContainer("payload"), this.admin, "payload-group");
+		KafkaTestSupport.rewind(this.registry.getListenerContainer("payload"), this.admin, "payload-group", before);
 		String sentinel = newId("sentinel");
 		send(this.kafka, "payload-events", sentinel, "sentinel");
-		// Every record before the sentinel was delivered again and skipped.
+		// Every record since the test began was delivered again and skipped.
 		assertThat(this.calls.until("payload", sentinel)).containsExactly(sentinel);
 		assertThat(effects("payload", eventId)).hasSize(1);
 	}
@@ -163,11 +166,12 @@ abstract class IdempotentListenerTests {
 	@Test
 	void topicPartitionOffsetSkipsRedeliveryButNotARepublishedEvent() throws Exception {
 		String payload = newId("position");
+		Map<TopicPartition, OffsetAndMetadata> before = KafkaTestSupport.committedOffsets(this.admin, "position-group");
 		send(this.kafka, "position-events", null, payload);
 		send(this.kafka, "position-events", null, payload);
 		assertThat(this.calls.until("position", payload)).containsExactly(payload);
 		assertThat(this.calls.until("position", payload)).containsExactly(payload);
-		KafkaTestSupport.rewind(this.registry.getListenerContainer("position"), this.admin, "position-group");
+		KafkaTestSupport.rewind(this.registry.getListenerContainer("position"), this.admin, "position-group", before);
 		String sentinel = newId("sentinel");
 		send(this.kafka, "position-events", null, sentinel);
 		assertThat(this.calls.until("position", sentinel)).containsExactly(sentinel);

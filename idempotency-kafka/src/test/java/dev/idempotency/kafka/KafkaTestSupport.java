@@ -77,17 +77,26 @@ final class KafkaTestSupport {
 	}
 
 	/**
-	 * Stop the container, move its group back to the beginning of every partition it
-	 * committed, and start it again: everything it consumed is delivered again.
+	 * Return the offsets a group has committed, to {@link #rewind} it to later.
 	 */
-	static void rewind(MessageListenerContainer container, Admin admin, String group) throws Exception {
+	static Map<TopicPartition, OffsetAndMetadata> committedOffsets(Admin admin, String group) throws Exception {
+		return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+	}
+
+	/**
+	 * Stop the container, move its group back to the offsets it had committed before (the
+	 * beginning of a partition it had not), and start it again: everything it consumed
+	 * since is delivered again. Not to the beginning of the topics: the records before
+	 * are those of the test classes of another database, which share the broker.
+	 */
+	static void rewind(MessageListenerContainer container, Admin admin, String group,
+			Map<TopicPartition, OffsetAndMetadata> before) throws Exception {
 		container.stop();
-		Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
-			.partitionsToOffsetAndMetadata()
-			.get(10, TimeUnit.SECONDS);
+		Map<TopicPartition, OffsetAndMetadata> committed = committedOffsets(admin, group);
 		Map<TopicPartition, OffsetAndMetadata> beginning = committed.keySet()
 			.stream()
-			.collect(Collectors.toMap((partition) -> partition, (partition) -> new OffsetAndMetadata(0)));
+			.collect(Collectors.toMap((partition) -> partition,
+					(partition) -> before.getOrDefault(partition, new OffsetAndMetadata(0))));
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 		while (true) {
 			try {
