@@ -14,7 +14,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
-import org.springframework.boot.jdbc.DatabaseDriver;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.support.DatabaseMetaDataCallback;
@@ -133,9 +132,8 @@ class IdempotencySchemaVerifier implements InitializingBean {
 	}
 
 	private String vendor() {
-		String url = metaData(DatabaseMetaData::getURL);
-		DatabaseDriver driver = (url != null) ? DatabaseDriver.fromJdbcUrl(url) : DatabaseDriver.UNKNOWN;
-		return (driver != DatabaseDriver.UNKNOWN) ? driver.getId() : "{vendor}";
+		String vendor = DatabaseTypes.vendor(this.dataSource, this.properties.getDatabase());
+		return (vendor != null) ? vendor : "{vendor}";
 	}
 
 	private @Nullable String metaData(DatabaseMetaDataCallback<String> read) {
