@@ -126,8 +126,8 @@ class IdempotencySchemaVerifier implements InitializingBean {
 		action.append(" - Neither: set idempotency.jdbc.initialize-schema=always (it is ")
 			.append(this.properties.getInitializeSchema().name().toLowerCase(java.util.Locale.ROOT))
 			.append(") so that the library runs its schema script at startup, or have a DBA run it.\n");
-		action.append("If the tables are in another schema than the search path's first, set")
-			.append(" idempotency.jdbc.table-schema.");
+		action.append("If the tables are in another schema than the search path's first (on MariaDB, another")
+			.append(" database than the connection's), set idempotency.jdbc.table-schema.");
 		return action.toString();
 	}
 

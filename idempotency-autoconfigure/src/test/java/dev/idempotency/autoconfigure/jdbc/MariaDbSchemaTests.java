@@ -16,6 +16,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.Completion;
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.KeyClaim;
@@ -111,6 +112,20 @@ class MariaDbSchemaTests {
 				assertStarted(context);
 				assertClaimsAndReplays(context, "k1");
 			});
+		}
+	}
+
+	@Test
+	void withoutTheTablesStartupFailsNamingTheMariaDbMigrations() {
+		try (TestSchema schema = TestMariaDb.get().createSchema("never_made")) {
+			on(schema).withPropertyValues("idempotency.jdbc.initialize-schema=never")
+				.run((context) -> assertThat(context).getFailure()
+					.rootCause()
+					.isInstanceOf(IdempotencyConfigurationException.class)
+					.hasMessageContaining("Table idempotency_key cannot be read")
+					.hasMessageContaining("classpath:db/idempotency/flyway/mariadb/core")
+					.hasMessageContaining(SchemaScripts.CORE_CHANGELOG)
+					.hasMessageContaining("on MariaDB, another database than the connection's"));
 		}
 	}
 
@@ -230,7 +245,7 @@ class MariaDbSchemaTests {
 	}
 
 	@Test
-	void theThreeWaysCreateTheSameColumns() throws Exception {
+	void theThreeWaysCreateTheSameColumnsAndIndexes() throws Exception {
 		try (TestSchema script = TestMariaDb.get().createSchema("same_script");
 				TestSchema flyway = TestMariaDb.get().createSchema("same_flyway");
 				TestSchema liquibase = TestMariaDb.get().createSchema("same_liquibase")) {
@@ -242,6 +257,14 @@ class MariaDbSchemaTests {
 				.hasSize(SchemaScripts.IDEMPOTENCY_KEY_COLUMNS.size() + SchemaScripts.PROCESSED_EVENT_COLUMNS.size());
 			assertThat(columns(flyway, flyway.getName())).isEqualTo(columns);
 			assertThat(columns(liquibase, liquibase.getName())).isEqualTo(columns);
+			List<String> indexes = indexes(script, script.getName());
+			assertThat(indexes).containsExactly("idempotency_key PRIMARY 1 scope",
+					"idempotency_key PRIMARY 2 idempotency_key",
+					"idempotency_key idempotency_key_expires_at_idx 1 expires_at",
+					"processed_event PRIMARY 1 consumer_group", "processed_event PRIMARY 2 event_id",
+					"processed_event processed_event_processed_at_idx 1 processed_at");
+			assertThat(indexes(flyway, flyway.getName())).isEqualTo(indexes);
+			assertThat(indexes(liquibase, liquibase.getName())).isEqualTo(indexes);
 		}
 	}
 
@@ -320,6 +343,14 @@ class MariaDbSchemaTests {
 				FROM information_schema.columns
 				WHERE table_schema = ? AND table_name IN ('idempotency_key', 'processed_event')
 				ORDER BY table_name, ordinal_position""", String.class, database);
+	}
+
+	private static List<String> indexes(TestSchema schema, String database) {
+		return new JdbcTemplate(schema.dataSource()).queryForList("""
+				SELECT concat_ws(' ', table_name, index_name, seq_in_index, column_name)
+				FROM information_schema.statistics
+				WHERE table_schema = ? AND table_name IN ('idempotency_key', 'processed_event')
+				ORDER BY table_name, index_name = 'PRIMARY' DESC, index_name, seq_in_index""", String.class, database);
 	}
 
 	private static List<String> versions(TestSchema schema, String database) {
