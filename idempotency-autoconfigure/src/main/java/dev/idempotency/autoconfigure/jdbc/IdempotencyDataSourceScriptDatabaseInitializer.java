@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure.jdbc;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -12,9 +13,10 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyConfigurationException;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.SchemaScripts;
+import org.jspecify.annotations.Nullable;
 
-import org.springframework.boot.jdbc.DatabaseDriver;
 import org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer;
 import org.springframework.boot.jdbc.init.DatabaseInitializationProperties;
 import org.springframework.boot.jdbc.init.PlatformPlaceholderDatabaseDriverResolver;
@@ -35,12 +37,14 @@ import org.springframework.util.StringUtils;
  * that use the tables are initialized after it.
  * <p>
  * The script's location may hold {@code @@platform@@}, replaced by
- * {@code idempotency.jdbc.platform} or, when that is not set, by the platform of the
- * {@link DataSource} ({@code postgresql}). A statement that fails stops the startup with
- * the reason, unless {@code idempotency.jdbc.continue-on-error} is set: a service whose
- * tables could not be created would otherwise start and fail on its first request. On
- * PostgreSQL the script runs under an advisory lock, so that instances starting at the
- * same moment do not race to create the same table.
+ * {@code idempotency.jdbc.platform} or, when that is not set, by the database of the
+ * {@link DataSource} as the stores name it ({@code postgresql}, {@code mariadb}: the one
+ * {@code idempotency.jdbc.database} names, otherwise the one its driver reports). A
+ * statement that fails stops the startup with the reason, unless
+ * {@code idempotency.jdbc.continue-on-error} is set: a service whose tables could not be
+ * created would otherwise start and fail on its first request. The script runs under a
+ * lock of the database (an advisory lock on PostgreSQL, {@code GET_LOCK} on MariaDB), so
+ * that instances starting at the same moment do not race to create the same table.
  *
  * @since 0.1.0
  */
@@ -48,6 +52,12 @@ public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceSc
 
 	/** The advisory lock that serializes the schema scripts of starting instances. */
 	private static final long SCHEMA_LOCK = 0x6964656d706f74L;
+
+	/** The name of that lock on MariaDB, where locks are named. */
+	private static final String SCHEMA_LOCK_NAME = "idempotency_schema";
+
+	/** How long an instance waits on MariaDB for another's script, in seconds. */
+	private static final int SCHEMA_LOCK_TIMEOUT = 300;
 
 	private final Map<String, String> tables;
 
@@ -71,13 +81,21 @@ public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceSc
 			DatabaseInitializationProperties properties, String location) {
 		Assert.hasText(location, "location must not be empty");
 		PlatformPlaceholderDatabaseDriverResolver resolver = new PlatformPlaceholderDatabaseDriverResolver();
-		List<String> locations = StringUtils.hasText(properties.getPlatform())
-				? resolver.resolveAll(properties.getPlatform(), location) : resolver.resolveAll(dataSource, location);
+		String platform = StringUtils.hasText(properties.getPlatform()) ? properties.getPlatform()
+				: vendor(dataSource, properties);
+		List<String> locations = (platform != null) ? resolver.resolveAll(platform, location)
+				: resolver.resolveAll(dataSource, location);
 		DatabaseInitializationSettings settings = new DatabaseInitializationSettings();
 		settings.setSchemaLocations(locations);
 		settings.setMode(properties.getInitializeSchema());
 		settings.setContinueOnError(properties.isContinueOnError());
 		return settings;
+	}
+
+	private static @Nullable String vendor(DataSource dataSource, DatabaseInitializationProperties properties) {
+		IdempotencyJdbcProperties.Database database = (properties instanceof IdempotencyJdbcProperties jdbc)
+				? jdbc.getDatabase() : IdempotencyJdbcProperties.Database.AUTO;
+		return DatabaseTypes.vendor(dataSource, database);
 	}
 
 	@Override
@@ -108,17 +126,13 @@ public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceSc
 		DataSource dataSource = getDataSource();
 		Connection connection = DataSourceUtils.getConnection(dataSource);
 		try {
-			boolean postgresql = isPostgreSql(connection);
-			if (postgresql) {
-				advisoryLock(connection, "pg_advisory_lock");
-			}
+			DatabaseType database = databaseOf(connection);
+			lock(connection, database);
 			try {
 				populator.populate(connection);
 			}
 			finally {
-				if (postgresql) {
-					advisoryLock(connection, "pg_advisory_unlock");
-				}
+				unlock(connection, database);
 			}
 		}
 		finally {
@@ -126,22 +140,49 @@ public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceSc
 		}
 	}
 
-	private static boolean isPostgreSql(Connection connection) {
+	private static @Nullable DatabaseType databaseOf(Connection connection) {
 		try {
-			return DatabaseDriver
-				.fromProductName(connection.getMetaData().getDatabaseProductName()) == DatabaseDriver.POSTGRESQL;
+			String productName = connection.getMetaData().getDatabaseProductName();
+			return (productName != null) ? DatabaseType.fromProductName(productName) : null;
 		}
-		catch (SQLException ex) {
-			return false;
+		catch (SQLException | IdempotencyConfigurationException ex) {
+			return null;
 		}
 	}
 
-	private static void advisoryLock(Connection connection, String function) {
-		try (Statement statement = connection.createStatement()) {
-			statement.execute("SELECT " + function + "(" + SCHEMA_LOCK + ")");
+	private static void lock(Connection connection, @Nullable DatabaseType database) {
+		if (database == DatabaseType.POSTGRESQL) {
+			execute(connection, "SELECT pg_advisory_lock(" + SCHEMA_LOCK + ")");
+		}
+		else if (database == DatabaseType.MARIADB) {
+			// A lock of the session, released below or when the connection closes.
+			String sql = "SELECT GET_LOCK('" + SCHEMA_LOCK_NAME + "', " + SCHEMA_LOCK_TIMEOUT + ")";
+			Assert.state(Integer.valueOf(1).equals(execute(connection, sql)),
+					() -> "Another instance held the lock " + SCHEMA_LOCK_NAME + " of the idempotency schema script"
+							+ " for more than " + SCHEMA_LOCK_TIMEOUT + " seconds");
+		}
+	}
+
+	private static void unlock(Connection connection, @Nullable DatabaseType database) {
+		if (database == DatabaseType.POSTGRESQL) {
+			execute(connection, "SELECT pg_advisory_unlock(" + SCHEMA_LOCK + ")");
+		}
+		else if (database == DatabaseType.MARIADB) {
+			execute(connection, "SELECT RELEASE_LOCK('" + SCHEMA_LOCK_NAME + "')");
+		}
+	}
+
+	/**
+	 * Run a {@code SELECT} of one function, and return its value when it is a number (not
+	 * for PostgreSQL's {@code void}).
+	 */
+	private static @Nullable Object execute(Connection connection, String sql) {
+		try (Statement statement = connection.createStatement(); ResultSet result = statement.executeQuery(sql)) {
+			Object value = result.next() ? result.getObject(1) : null;
+			return (value instanceof Number number) ? number.intValue() : null;
 		}
 		catch (SQLException ex) {
-			throw new IllegalStateException("Could not call " + function + " around the idempotency schema script", ex);
+			throw new IllegalStateException("Could not run " + sql + " around the idempotency schema script", ex);
 		}
 	}
 

@@ -1,14 +1,18 @@
 package dev.idempotency.autoconfigure.jdbc;
 
 import java.sql.DatabaseMetaData;
+import java.util.List;
 import java.util.Locale;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyConfigurationException;
+import dev.idempotency.core.jdbc.DatabaseType;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.jdbc.support.JdbcUtils;
@@ -16,14 +20,17 @@ import org.springframework.jdbc.support.MetaDataAccessException;
 import org.springframework.util.Assert;
 
 /**
- * Fails startup when the stores' {@code DataSource} is a database whose SQL they do not
- * speak, before a schema script, a migration or the schema check would fail on it with a
- * syntax error or a misleading "table missing". The database is what the driver reports
- * ({@link DatabaseMetaData#getDatabaseProductName()}), unless
- * {@code idempotency.jdbc.database} names it, for a server that speaks PostgreSQL's SQL
- * and protocol under another name.
+ * Tells the database of the stores' {@code DataSource} once at startup, for the stores,
+ * and fails startup when the library's SQL would not run on it, before a schema script, a
+ * migration or the schema check would fail on it with a syntax error or a misleading
+ * "table missing": a database whose SQL the stores do not speak, or a database other than
+ * PostgreSQL under a module that speaks only PostgreSQL's (the outbox). The database is
+ * what the driver reports ({@link DatabaseMetaData#getDatabaseProductName()}), unless
+ * {@code idempotency.jdbc.database} names it, for a server that speaks one's SQL and
+ * protocol under another name.
  * <p>
- * A database that cannot be reached is logged, not failed, as by the schema check.
+ * A database that cannot be reached is logged, not failed, as by the schema check: the
+ * stores then tell it on first use.
  */
 class IdempotencyDatabaseCheck implements InitializingBean {
 
@@ -35,55 +42,99 @@ class IdempotencyDatabaseCheck implements InitializingBean {
 
 	private final BooleanSupplier inUse;
 
+	private final Supplier<List<String>> postgreSqlOnlyModules;
+
+	private volatile @Nullable DatabaseType databaseType;
+
 	/**
 	 * Create a check.
 	 * @param dataSource the data source of the stores
 	 * @param database the database the properties name
 	 * @param inUse whether the library's SQL runs on the data source (not when the
 	 * application replaced every store with its own)
+	 * @param postgreSqlOnlyModules the modules in use whose SQL is PostgreSQL's only
 	 */
-	IdempotencyDatabaseCheck(DataSource dataSource, IdempotencyJdbcProperties.Database database,
-			BooleanSupplier inUse) {
+	IdempotencyDatabaseCheck(DataSource dataSource, IdempotencyJdbcProperties.Database database, BooleanSupplier inUse,
+			Supplier<List<String>> postgreSqlOnlyModules) {
 		Assert.notNull(dataSource, "dataSource must not be null");
 		Assert.notNull(database, "database must not be null");
 		Assert.notNull(inUse, "inUse must not be null");
+		Assert.notNull(postgreSqlOnlyModules, "postgreSqlOnlyModules must not be null");
 		this.dataSource = dataSource;
 		this.database = database;
 		this.inUse = inUse;
+		this.postgreSqlOnlyModules = postgreSqlOnlyModules;
+		this.databaseType = database.getType();
+	}
+
+	/**
+	 * Return the database of the stores, as told at startup.
+	 * @return the database, or {@code null} when it could not be told (the stores then
+	 * tell it on first use)
+	 */
+	@Nullable DatabaseType getDatabaseType() {
+		return this.databaseType;
 	}
 
 	@Override
 	public void afterPropertiesSet() {
-		if (this.database != IdempotencyJdbcProperties.Database.AUTO || !this.inUse.getAsBoolean()) {
+		if (!this.inUse.getAsBoolean()) {
 			return;
 		}
-		String[] database;
-		try {
-			// One connection for both: the product and the URL the message names.
-			database = JdbcUtils.extractDatabaseMetaData(this.dataSource,
-					(metaData) -> new String[] {
-							metaData.getDatabaseProductName() + " " + metaData.getDatabaseProductVersion(),
-							metaData.getURL() });
+		DatabaseType type = this.database.getType();
+		String described;
+		if (type != null) {
+			described = type.getProductName() + " (idempotency.jdbc.database="
+					+ this.database.name().toLowerCase(Locale.ROOT) + ")";
 		}
-		catch (MetaDataAccessException ex) {
-			logger.warn("Could not tell which database the idempotency stores use at startup: " + ex.getMessage());
-			return;
+		else {
+			String[] found;
+			try {
+				// One connection for all three: the product and the URL the messages
+				// name.
+				found = JdbcUtils.extractDatabaseMetaData(this.dataSource, (metaData) -> new String[] {
+						metaData.getDatabaseProductName(), metaData.getDatabaseProductVersion(), metaData.getURL() });
+			}
+			catch (MetaDataAccessException ex) {
+				logger.warn("Could not tell which database the idempotency stores use at startup: " + ex.getMessage());
+				return;
+			}
+			described = found[0] + " " + found[1] + ((found[2] != null) ? " (" + found[2] + ")" : "");
+			type = typeOf(found[0], described);
+			this.databaseType = type;
 		}
-		String product = database[0];
-		String url = database[1];
-		if (!isSupported(product)) {
-			throw new IdempotencyConfigurationException(
-					"The idempotency stores speak PostgreSQL's SQL, and their DataSource is " + product
-							+ ((url != null) ? " (" + url + ")" : "")
-							+ ". Supported: PostgreSQL. Every request that reaches a store would fail.",
-					"Give the idempotency stores a PostgreSQL DataSource: mark one with @IdempotencyDataSource when the"
-							+ " application's own DataSource is another database. If this server speaks PostgreSQL's"
-							+ " SQL under another name, set idempotency.jdbc.database=postgresql.");
+		if (type != DatabaseType.POSTGRESQL) {
+			List<String> modules = this.postgreSqlOnlyModules.get();
+			if (!modules.isEmpty()) {
+				throw new IdempotencyConfigurationException(String.join(", ", modules)
+						+ " speaks PostgreSQL's SQL only for now, and the DataSource of the idempotency modules is "
+						+ described + ". The key and processed-event stores run on " + type.getProductName()
+						+ "; the outbox's statements, schema and migrations do not.",
+						"Give the idempotency modules a PostgreSQL DataSource: mark one with @IdempotencyDataSource"
+								+ " (the stores use it too). Or leave the outbox out on this database: remove"
+								+ " idempotency-outbox from the dependencies, or exclude"
+								+ " IdempotencyOutboxAutoConfiguration (spring.autoconfigure.exclude).");
+			}
 		}
 	}
 
-	static boolean isSupported(String product) {
-		return product.toLowerCase(Locale.ROOT).startsWith("postgresql");
+	private static DatabaseType typeOf(@Nullable String productName, String described) {
+		try {
+			if (productName != null) {
+				return DatabaseType.fromProductName(productName);
+			}
+		}
+		catch (IdempotencyConfigurationException ex) {
+			// Told below, with the URL and the ways out.
+		}
+		throw new IdempotencyConfigurationException(
+				"The idempotency stores speak the SQL of " + DatabaseType.supported().replace(", ", " and ")
+						+ ", and their DataSource is " + described + ". Supported: " + DatabaseType.supported()
+						+ ". Every request that reaches a store would fail.",
+				"Give the idempotency stores a DataSource of a supported database: mark one with"
+						+ " @IdempotencyDataSource when the application's own DataSource is another database. If"
+						+ " this server speaks the SQL and protocol of one of them under another name, name it:"
+						+ " idempotency.jdbc.database=postgresql or idempotency.jdbc.database=mariadb.");
 	}
 
 }

@@ -1,6 +1,5 @@
 package dev.idempotency.autoconfigure.jdbc;
 
-import java.sql.DatabaseMetaData;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,9 +15,6 @@ import org.flywaydb.core.api.output.MigrateResult;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
-import org.springframework.boot.jdbc.DatabaseDriver;
-import org.springframework.jdbc.support.JdbcUtils;
-import org.springframework.jdbc.support.MetaDataAccessException;
 import org.springframework.util.Assert;
 
 /**
@@ -50,6 +46,8 @@ class IdempotencyFlywayMigrations implements InitializingBean {
 
 	private final String table;
 
+	private final IdempotencyJdbcProperties.Database database;
+
 	/**
 	 * Create the migrations.
 	 * @param applicationFlyway the application's Flyway
@@ -57,16 +55,19 @@ class IdempotencyFlywayMigrations implements InitializingBean {
 	 * qualified, otherwise {@code null} for the application Flyway's
 	 * @param schemas the schemas of the modules in use
 	 * @param table the history table
+	 * @param database the database the properties name, whose migrations apply
 	 */
 	IdempotencyFlywayMigrations(Flyway applicationFlyway, @Nullable DataSource dataSource,
-			List<IdempotencySchema> schemas, String table) {
+			List<IdempotencySchema> schemas, String table, IdempotencyJdbcProperties.Database database) {
 		Assert.notNull(applicationFlyway, "applicationFlyway must not be null");
 		Assert.notNull(schemas, "schemas must not be null");
 		Assert.hasText(table, "table must not be empty");
+		Assert.notNull(database, "database must not be null");
 		this.applicationFlyway = applicationFlyway;
 		this.dataSource = dataSource;
 		this.schemas = List.copyOf(schemas);
 		this.table = table;
+		this.database = database;
 	}
 
 	/**
@@ -122,16 +123,10 @@ class IdempotencyFlywayMigrations implements InitializingBean {
 		return configuration.load();
 	}
 
-	private static String vendor(DataSource dataSource) {
-		try {
-			String url = JdbcUtils.extractDatabaseMetaData(dataSource, DatabaseMetaData::getURL);
-			DatabaseDriver driver = DatabaseDriver.fromJdbcUrl(url);
-			Assert.state(driver != DatabaseDriver.UNKNOWN, () -> "Unknown database at " + url);
-			return driver.getId();
-		}
-		catch (MetaDataAccessException ex) {
-			throw new IllegalStateException("Cannot tell the database of the idempotency migrations", ex);
-		}
+	private String vendor(DataSource dataSource) {
+		String vendor = DatabaseTypes.vendor(dataSource, this.database);
+		Assert.state(vendor != null, "Cannot tell the database of the idempotency migrations");
+		return vendor;
 	}
 
 }

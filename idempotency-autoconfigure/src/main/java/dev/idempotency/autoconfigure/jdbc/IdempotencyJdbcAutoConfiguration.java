@@ -1,6 +1,8 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -59,10 +61,13 @@ public final class IdempotencyJdbcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(IdempotencyKeyStore.class)
 	JdbcIdempotencyKeyStore idempotencyKeyStore(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
-			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties,
+			IdempotencyDatabaseCheck databaseCheck) {
+		// The database told at startup; when it could not be, the store tells it on first
+		// use.
 		return new JdbcIdempotencyKeyStore(
 				new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
-				properties.qualify(properties.getIdempotencyKeyTable()));
+				properties.qualify(properties.getIdempotencyKeyTable()), databaseCheck.getDatabaseType());
 	}
 
 	@Bean
@@ -91,14 +96,19 @@ public final class IdempotencyJdbcAutoConfiguration {
 			ListableBeanFactory beanFactory) {
 		// Only where the library's SQL runs: the JDBC stores, or the tables of another
 		// module (the outbox's).
+		// The modules other than idempotency-core (the outbox) speak PostgreSQL only.
+		Supplier<List<String>> postgreSqlOnlyModules = () -> beanFactory.getBeanProvider(IdempotencySchema.class)
+			.orderedStream()
+			.map(IdempotencySchema::module)
+			.filter((module) -> !CORE_MODULE.equals(module))
+			.distinct()
+			.toList();
 		BooleanSupplier inUse = () -> beanFactory.getBeanNamesForType(JdbcIdempotencyKeyStore.class, false,
 				false).length > 0
 				|| beanFactory.getBeanNamesForType(JdbcProcessedEventStore.class, false, false).length > 0
-				|| beanFactory.getBeanProvider(IdempotencySchema.class)
-					.stream()
-					.anyMatch((schema) -> !CORE_MODULE.equals(schema.module()));
+				|| !postgreSqlOnlyModules.get().isEmpty();
 		return new IdempotencyDatabaseCheck(idempotencyDataSource.getIfAvailable(dataSource::getObject),
-				properties.getDatabase(), inUse);
+				properties.getDatabase(), inUse, postgreSqlOnlyModules);
 	}
 
 	@Bean
@@ -156,7 +166,7 @@ public final class IdempotencyJdbcAutoConfiguration {
 				ObjectProvider<IdempotencySchema> schemas, IdempotencyJdbcProperties properties) {
 			// Without the qualifier the migrations go where the application's own do.
 			return new IdempotencyFlywayMigrations(flyway, idempotencyDataSource.getIfAvailable(),
-					schemas.orderedStream().toList(), properties.getFlyway().getTable());
+					schemas.orderedStream().toList(), properties.getFlyway().getTable(), properties.getDatabase());
 		}
 
 	}

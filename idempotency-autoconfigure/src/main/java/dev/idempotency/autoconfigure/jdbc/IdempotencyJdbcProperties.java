@@ -2,6 +2,7 @@ package dev.idempotency.autoconfigure.jdbc;
 
 import java.time.Duration;
 
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import org.jspecify.annotations.Nullable;
@@ -55,9 +56,10 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	private boolean verifySchema = true;
 
 	/**
-	 * Database the stores' SQL is written for. "auto" takes it from the DataSource's
-	 * driver and fails startup on a database the stores do not support; "postgresql"
-	 * skips that check, for a server that speaks PostgreSQL's SQL under another name.
+	 * Database whose SQL the stores, the schema script and the migrations speak. "auto"
+	 * tells it from the DataSource's connection (PostgreSQL or MariaDB) and fails startup
+	 * on a database the stores do not support; "postgresql" or "mariadb" names it, for a
+	 * server that speaks that SQL under another name, and skips the check of the product.
 	 */
 	private Database database = Database.AUTO;
 
@@ -189,7 +191,30 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 		/**
 		 * PostgreSQL, or a server that speaks its SQL and protocol.
 		 */
-		POSTGRESQL
+		POSTGRESQL(DatabaseType.POSTGRESQL),
+
+		/**
+		 * MariaDB, through MariaDB Connector/J. The outbox does not speak its SQL yet.
+		 */
+		MARIADB(DatabaseType.MARIADB);
+
+		private final @Nullable DatabaseType type;
+
+		Database() {
+			this(null);
+		}
+
+		Database(@Nullable DatabaseType type) {
+			this.type = type;
+		}
+
+		/**
+		 * Return the database this value names.
+		 * @return the database, or {@code null} for {@link #AUTO}
+		 */
+		public @Nullable DatabaseType getType() {
+			return this.type;
+		}
 
 	}
 

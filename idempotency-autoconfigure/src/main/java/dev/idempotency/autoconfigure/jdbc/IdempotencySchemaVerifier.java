@@ -14,7 +14,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
-import org.springframework.boot.jdbc.DatabaseDriver;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.support.DatabaseMetaDataCallback;
@@ -127,15 +126,14 @@ class IdempotencySchemaVerifier implements InitializingBean {
 		action.append(" - Neither: set idempotency.jdbc.initialize-schema=always (it is ")
 			.append(this.properties.getInitializeSchema().name().toLowerCase(java.util.Locale.ROOT))
 			.append(") so that the library runs its schema script at startup, or have a DBA run it.\n");
-		action.append("If the tables are in another schema than the search path's first, set")
-			.append(" idempotency.jdbc.table-schema.");
+		action.append("If the tables are in another schema than the search path's first (on MariaDB, another")
+			.append(" database than the connection's), set idempotency.jdbc.table-schema.");
 		return action.toString();
 	}
 
 	private String vendor() {
-		String url = metaData(DatabaseMetaData::getURL);
-		DatabaseDriver driver = (url != null) ? DatabaseDriver.fromJdbcUrl(url) : DatabaseDriver.UNKNOWN;
-		return (driver != DatabaseDriver.UNKNOWN) ? driver.getId() : "{vendor}";
+		String vendor = DatabaseTypes.vendor(this.dataSource, this.properties.getDatabase());
+		return (vendor != null) ? vendor : "{vendor}";
 	}
 
 	private @Nullable String metaData(DatabaseMetaDataCallback<String> read) {

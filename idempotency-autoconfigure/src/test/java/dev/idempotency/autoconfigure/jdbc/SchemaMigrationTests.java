@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure.jdbc;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -100,6 +101,23 @@ class SchemaMigrationTests {
 		}
 	}
 
+	@Test
+	void aDatabaseWhoseChangelogWasAppliedBeforeTheMariaDbChangeSetsValidatesAndAppliesNothingNew() throws Exception {
+		try (TestSchema schema = TestDatabase.get().createSchema("liquibase_upgrade")) {
+			liquibaseUpdate(schema.dataSource(),
+					"dev/idempotency/autoconfigure/jdbc/idempotency-core-before-mariadb.xml", Map.of());
+			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+			String history = "SELECT id || ' ' || md5sum FROM databasechangelog ORDER BY orderexecuted";
+			List<String> before = jdbc.queryForList(history, String.class);
+			assertThat(before).hasSize(2);
+			// The changeSets that gained dbms="postgresql" keep their checksums: an
+			// update
+			// validates them, and runs neither them nor MariaDB's.
+			liquibaseUpdate(schema.dataSource(), SchemaScripts.CORE_CHANGELOG, Map.of());
+			assertThat(jdbc.queryForList(history, String.class)).isEqualTo(before);
+		}
+	}
+
 	private ApplicationContextRunner withFlyway(TestSchema schema) {
 		return this.contextRunner.withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class))
 			.withPropertyValues(datasource(schema))
@@ -112,11 +130,15 @@ class SchemaMigrationTests {
 				"spring.datasource.password=" + schema.getPassword() };
 	}
 
-	@SuppressWarnings("deprecation")
 	private static void liquibaseUpdate(DataSource dataSource, Map<String, String> parameters) throws Exception {
+		liquibaseUpdate(dataSource, "dev/idempotency/autoconfigure/jdbc/changelog-master.xml", parameters);
+	}
+
+	@SuppressWarnings("deprecation")
+	private static void liquibaseUpdate(DataSource dataSource, String changelog, Map<String, String> parameters)
+			throws Exception {
 		try (Connection connection = dataSource.getConnection()) {
-			Liquibase liquibase = new Liquibase("dev/idempotency/autoconfigure/jdbc/changelog-master.xml",
-					new ClassLoaderResourceAccessor(),
+			Liquibase liquibase = new Liquibase(changelog, new ClassLoaderResourceAccessor(),
 					DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(connection)));
 			parameters.forEach(liquibase::setChangeLogParameter);
 			liquibase.update(new Contexts(), new LabelExpression());

@@ -38,7 +38,8 @@ public final class SchemaScripts {
 
 	/**
 	 * The Flyway location of the idempotency-core migrations; {@code {vendor}} is the
-	 * database, as Spring Boot names it ({@code postgresql}).
+	 * database, as {@link DatabaseType#getVendor()} names it ({@code postgresql},
+	 * {@code mariadb}).
 	 */
 	public static final String CORE_FLYWAY_LOCATION = "classpath:db/idempotency/flyway/{vendor}/core";
 
