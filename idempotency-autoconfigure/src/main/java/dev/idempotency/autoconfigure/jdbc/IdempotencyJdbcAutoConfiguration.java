@@ -8,9 +8,11 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
+import org.jspecify.annotations.Nullable;
 import org.flywaydb.core.Flyway;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -73,10 +75,22 @@ public final class IdempotencyJdbcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(ProcessedEventStore.class)
 	JdbcProcessedEventStore processedEventStore(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
-			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties,
+			IdempotencyDatabaseCheck databaseCheck) {
 		return new JdbcProcessedEventStore(
 				new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
-				properties.qualify(properties.getProcessedEventTable()));
+				properties.qualify(properties.getProcessedEventTable()), databaseCheck.getDatabaseType());
+	}
+
+	/**
+	 * The database of the stores as told at startup, for the cleanup and the monitors
+	 * whose SQL depends on it; a null bean when it could not be told.
+	 * @param databaseCheck the check that told it
+	 * @return the database, or {@code null}
+	 */
+	@Bean
+	@Nullable DatabaseType idempotencyDatabaseType(IdempotencyDatabaseCheck databaseCheck) {
+		return databaseCheck.getDatabaseType();
 	}
 
 	@Bean

@@ -7,6 +7,7 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcTableMonitor;
 import dev.idempotency.core.jdbc.RetentionCleaner;
 import dev.idempotency.core.jdbc.RetentionTarget;
@@ -48,15 +49,27 @@ public final class IdempotencyOperationsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyKeysRetentionTarget")
-	RetentionTarget idempotencyKeysRetentionTarget(IdempotencyJdbcProperties properties) {
-		return RetentionTarget.idempotencyKeys(properties.qualify(properties.getIdempotencyKeyTable()));
+	RetentionTarget idempotencyKeysRetentionTarget(IdempotencyJdbcProperties properties,
+			ObjectProvider<DatabaseType> database) {
+		return RetentionTarget.idempotencyKeys(properties.qualify(properties.getIdempotencyKeyTable()),
+				databaseOf(database));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean(name = "processedEventsRetentionTarget")
-	RetentionTarget processedEventsRetentionTarget(IdempotencyJdbcProperties properties) {
+	RetentionTarget processedEventsRetentionTarget(IdempotencyJdbcProperties properties,
+			ObjectProvider<DatabaseType> database) {
 		return RetentionTarget.processedEvents(properties.qualify(properties.getProcessedEventTable()),
-				properties.getProcessedEventRetention());
+				properties.getProcessedEventRetention(), databaseOf(database));
+	}
+
+	/**
+	 * The database of the stores, or PostgreSQL when it could not be told at startup: the
+	 * conditions of the retention targets are written in its SQL.
+	 */
+	private static DatabaseType databaseOf(ObjectProvider<DatabaseType> database) {
+		DatabaseType type = database.getIfAvailable();
+		return (type != null) ? type : DatabaseType.POSTGRESQL;
 	}
 
 	@Bean
@@ -76,10 +89,10 @@ public final class IdempotencyOperationsAutoConfiguration {
 	@ConditionalOnMissingBean
 	RetentionCleaner idempotencyRetentionCleaner(
 			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
-			ObjectProvider<DataSource> dataSource) {
+			ObjectProvider<DataSource> dataSource, ObjectProvider<DatabaseType> database) {
 		DataSource tables = idempotencyDataSource.getIfAvailable(dataSource::getObject);
 		return new RetentionCleaner(new JdbcTemplate(tables),
-				new TransactionTemplate(new DataSourceTransactionManager(tables)));
+				new TransactionTemplate(new DataSourceTransactionManager(tables)), database.getIfAvailable());
 	}
 
 	@Bean
@@ -97,10 +110,11 @@ public final class IdempotencyOperationsAutoConfiguration {
 	@ConditionalOnMissingBean
 	JdbcTableMonitor idempotencyTableMonitor(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, ObjectProvider<TableProbe> tables,
-			ObjectProvider<BacklogProbe> backlogs, IdempotencyOperationsProperties properties) {
+			ObjectProvider<BacklogProbe> backlogs, IdempotencyOperationsProperties properties,
+			ObjectProvider<DatabaseType> database) {
 		return new JdbcTableMonitor(new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
 				tables.orderedStream().toList(), backlogs.orderedStream().toList(),
-				properties.getMonitor().getRefreshInterval());
+				properties.getMonitor().getRefreshInterval(), database.getIfAvailable());
 	}
 
 	@Bean

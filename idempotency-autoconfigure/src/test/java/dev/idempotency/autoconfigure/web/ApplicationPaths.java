@@ -12,6 +12,7 @@ import java.util.zip.GZIPOutputStream;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
 import dev.idempotency.autoconfigure.web.WebTestApplication.Order;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.web.ClaimMode;
 import dev.idempotency.web.Idempotent;
 import jakarta.servlet.ServletException;
@@ -58,10 +59,11 @@ class ApplicationPaths {
 	@Bean
 	InitializingBean applicationPathsTables(JdbcTemplate jdbc) {
 		return () -> {
-			jdbc.execute("CREATE TABLE IF NOT EXISTS accounts (id text PRIMARY KEY, balance int NOT NULL)");
-			jdbc.execute("CREATE TABLE IF NOT EXISTS debits (id bigserial PRIMARY KEY, account text NOT NULL,"
+			String serial = (DatabaseType.of(jdbc) == DatabaseType.MARIADB) ? "bigint AUTO_INCREMENT" : "bigserial";
+			jdbc.execute("CREATE TABLE IF NOT EXISTS accounts (id varchar(255) PRIMARY KEY, balance int NOT NULL)");
+			jdbc.execute("CREATE TABLE IF NOT EXISTS debits (id " + serial + " PRIMARY KEY, account text NOT NULL,"
 					+ " amount int NOT NULL)");
-			jdbc.execute("CREATE TABLE IF NOT EXISTS users (name text PRIMARY KEY)");
+			jdbc.execute("CREATE TABLE IF NOT EXISTS users (name varchar(255) PRIMARY KEY)");
 		};
 	}
 
