@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestKafkaBroker;
@@ -57,7 +58,7 @@ public final class Benchmarks {
 			SchemaScripts
 				.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("idempotency_key", "processed_event"))
 				.execute(dataSource);
-			new JdbcTemplate(dataSource).execute(CoreScenarios.BUSINESS_TABLE);
+			new JdbcTemplate(dataSource).execute(CoreScenarios.businessTable(DatabaseType.POSTGRESQL));
 			out.printf("PostgreSQL %s, %d threads, %d rounds of %d s per scenario%n",
 					database.isEmbedded() ? "embedded" : database.getJdbcUrl(), threads, rounds, duration.toSeconds());
 			List<Scenario> scenarios = new CoreScenarios(dataSource, UUID.randomUUID().toString().substring(0, 8))
@@ -105,7 +106,11 @@ public final class Benchmarks {
 		return new HikariDataSource(config);
 	}
 
-	private static double measure(Scenario scenario, Duration duration, int threads) throws InterruptedException {
+	/**
+	 * Run a scenario on every thread for a time.
+	 * @return units of work per second, each counted as the events it processed
+	 */
+	static double measure(Scenario scenario, Duration duration, int threads) throws InterruptedException {
 		AtomicLong events = new AtomicLong();
 		CountDownLatch start = new CountDownLatch(1);
 		CountDownLatch done = new CountDownLatch(threads);

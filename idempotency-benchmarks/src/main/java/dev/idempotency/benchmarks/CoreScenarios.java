@@ -11,7 +11,9 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.KeyClaim;
+import dev.idempotency.core.ProcessedEventStore.Mark;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 
@@ -22,11 +24,15 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The core primitives against the business transaction they protect. Every scenario
  * writes one business row per new event; one event in ten is a duplicate where the
- * scenario deduplicates.
+ * scenario deduplicates. The scenarios run on any database the stores speak; the SQL
+ * written by hand is the database's own.
  */
 final class CoreScenarios {
 
 	static final int BATCH = 100;
+
+	/** As many completed keys as the HTTP benchmark replays by default. */
+	private static final int REPLAY_KEYS = 64;
 
 	private static final Duration LEASE = Duration.ofSeconds(30);
 
@@ -44,19 +50,32 @@ final class CoreScenarios {
 
 	private final JdbcIdempotencyKeyStore keys;
 
+	private final DatabaseType database;
+
 	private final String run;
 
 	CoreScenarios(DataSource dataSource, String run) {
 		this.jdbc = new JdbcTemplate(dataSource);
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-		this.events = new JdbcProcessedEventStore(this.jdbc);
-		this.keys = new JdbcIdempotencyKeyStore(this.jdbc);
+		this.database = DatabaseType.of(this.jdbc);
+		this.events = new JdbcProcessedEventStore(this.jdbc, JdbcProcessedEventStore.DEFAULT_TABLE_NAME, this.database);
+		this.keys = new JdbcIdempotencyKeyStore(this.jdbc, JdbcIdempotencyKeyStore.DEFAULT_TABLE_NAME, this.database);
 		this.run = run;
 	}
 
-	static final String BUSINESS_TABLE = """
-			CREATE TABLE payment (id bigserial PRIMARY KEY, ref text NOT NULL, amount int NOT NULL)
-			""";
+	/**
+	 * The business table that every new event writes a row to, in a database's DDL.
+	 * @param database the database
+	 * @return the {@code CREATE TABLE} statement
+	 */
+	static String businessTable(DatabaseType database) {
+		return switch (database) {
+			case POSTGRESQL ->
+				"CREATE TABLE payment (id bigserial PRIMARY KEY, ref text NOT NULL, amount int NOT NULL)";
+			case MARIADB -> "CREATE TABLE payment (id bigint AUTO_INCREMENT PRIMARY KEY, ref varchar(255) NOT NULL, "
+					+ "amount int NOT NULL) ENGINE = InnoDB";
+		};
+	}
 
 	List<Scenario> all() {
 		return List.of(scenario("business transaction alone (BEGIN, INSERT, COMMIT)", this::businessOnly),
@@ -68,6 +87,33 @@ final class CoreScenarios {
 						this::plainBatch),
 				scenario("batch of " + BATCH + ": markAllProcessed + inserts of new, one transaction",
 						this::storeBatch));
+	}
+
+	/**
+	 * The paths through the stores that every database is compared on: an HTTP claim of a
+	 * new key and a replay, a single mark and a batch mark. Call {@link #prepareReplays}
+	 * before the replay runs.
+	 */
+	List<Scenario> storePaths() {
+		return List.of(
+				scenario("HTTP claim, new key: claim + insert + complete, one transaction", this::singleTransaction),
+				scenario("HTTP replay: claim of a completed key (autocommit)", this::replay),
+				scenario("mark with fingerprint + insert, one transaction", this::fingerprintMark),
+				scenario("batch of " + BATCH + ": markAllProcessed + inserts of new, one transaction",
+						this::storeBatch));
+	}
+
+	/**
+	 * Claim and complete the keys that the replay scenario claims again.
+	 */
+	void prepareReplays() {
+		for (int i = 0; i < REPLAY_KEYS; i++) {
+			String key = replayKey(i);
+			if (this.keys
+				.claim(new KeyClaim("", key, "hash", LEASE, RETENTION)) instanceof ClaimResult.Claimed claimed) {
+				this.keys.complete("", key, claimed.owner(), RESPONSE, RETENTION);
+			}
+		}
 	}
 
 	private String id(String scenario, int worker, long sequence) {
@@ -84,12 +130,20 @@ final class CoreScenarios {
 	private int handWrittenMark(int worker, long sequence) {
 		String id = id("h", worker, sequence);
 		this.transactions.executeWithoutResult((status) -> {
-			if (this.jdbc.update("INSERT INTO processed_event (consumer_group, event_id, processed_at)"
-					+ " VALUES ('bench', ?, now()) ON CONFLICT DO NOTHING", id) == 1) {
+			if (this.jdbc.update(handWrittenMark(), id) == 1) {
 				insertPayment(id);
 			}
 		});
 		return 1;
+	}
+
+	private String handWrittenMark() {
+		return switch (this.database) {
+			case POSTGRESQL -> "INSERT INTO processed_event (consumer_group, event_id, processed_at)"
+					+ " VALUES ('bench', ?, now()) ON CONFLICT DO NOTHING";
+			case MARIADB -> "INSERT IGNORE INTO processed_event (consumer_group, event_id, processed_at)"
+					+ " VALUES ('bench', ?, UTC_TIMESTAMP(6))";
+		};
 	}
 
 	private int storeMark(int worker, long sequence) {
@@ -100,6 +154,28 @@ final class CoreScenarios {
 			}
 		});
 		return 1;
+	}
+
+	private int fingerprintMark(int worker, long sequence) {
+		String id = id("f", worker, sequence);
+		this.transactions.executeWithoutResult((status) -> {
+			if (this.events.mark("bench", id, (long) id.hashCode()) == Mark.NEW) {
+				insertPayment(id);
+			}
+		});
+		return 1;
+	}
+
+	private int replay(int worker, long sequence) {
+		ClaimResult claim = this.keys.claim(new KeyClaim("", replayKey(sequence + worker), "hash", LEASE, RETENTION));
+		if (!(claim instanceof ClaimResult.Existing)) {
+			throw new IllegalStateException("A replay found no completed key: " + claim);
+		}
+		return 1;
+	}
+
+	private String replayKey(long n) {
+		return this.run + "-replay-" + (n % REPLAY_KEYS);
 	}
 
 	private int twoPhase(int worker, long sequence) {

@@ -9,8 +9,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import javax.sql.DataSource;
+
+import dev.idempotency.core.jdbc.DatabaseType;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
@@ -18,7 +23,8 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 /**
  * Counts the calls that make a round trip to PostgreSQL through the service's
  * {@link DataSource} (statement executions, savepoints, commits, rollbacks), so that the
- * HTTP benchmark can say how many each request makes. The PostgreSQL driver sends
+ * HTTP benchmark can say how many each request makes (and {@link DatabasesBenchmark} how
+ * many each unit of work makes, on either database). The PostgreSQL driver sends
  * {@code BEGIN} with the first statement of a transaction and nothing for
  * {@code setAutoCommit}, so these calls are the round trips. Only connections taken while
  * {@link #counting(boolean) counting} is on are wrapped: the proxies allocate about 1 KiB
@@ -67,37 +73,61 @@ final class RoundTrips {
 		};
 	}
 
+	/**
+	 * Wrap a data source whose every connection taken while {@link #counting(boolean)
+	 * counting} is on is counted, on whatever thread: for a benchmark that calls the
+	 * stores itself, one unit at a time. MariaDB Connector/J sends a change of
+	 * {@code setAutoCommit} to the server as a statement of its own ({@code set
+	 * autocommit=0}, then {@code =1}), so on MariaDB it is a round trip too.
+	 * @param target the data source
+	 * @param database the database behind it
+	 * @return the counting data source
+	 */
+	static DataSource counting(DataSource target, DatabaseType database) {
+		Set<String> executions = (database != DatabaseType.MARIADB) ? EXECUTIONS
+				: Stream.concat(EXECUTIONS.stream(), Stream.of("setAutoCommit"))
+					.collect(Collectors.toUnmodifiableSet());
+		return new Counting(target, () -> counting, executions);
+	}
+
 	private static final class Counting extends DelegatingDataSource {
 
+		private final BooleanSupplier counts;
+
+		private final Set<String> executions;
+
+		/**
+		 * Counts only the requests' connections, taken on Tomcat's request threads: the
+		 * library's background work on the same pool (cleanup, monitoring) is no
+		 * request's.
+		 */
 		Counting(DataSource target) {
+			this(target, () -> counting && Thread.currentThread().getName().contains(ServerCosts.REQUEST_THREADS),
+					EXECUTIONS);
+		}
+
+		Counting(DataSource target, BooleanSupplier counts, Set<String> executions) {
 			super(target);
+			this.counts = counts;
+			this.executions = executions;
 		}
 
 		@Override
 		public Connection getConnection() throws SQLException {
 			Connection connection = super.getConnection();
-			return counts() ? wrap(Connection.class, connection) : connection;
+			return this.counts.getAsBoolean() ? wrap(Connection.class, connection, this.executions) : connection;
 		}
 
 		@Override
 		public Connection getConnection(String username, String password) throws SQLException {
 			Connection connection = super.getConnection(username, password);
-			return counts() ? wrap(Connection.class, connection) : connection;
-		}
-
-		/**
-		 * Only the requests' connections, taken on Tomcat's request threads: the
-		 * library's background work on the same pool (cleanup, monitoring) is no
-		 * request's.
-		 */
-		private static boolean counts() {
-			return counting && Thread.currentThread().getName().contains(ServerCosts.REQUEST_THREADS);
+			return this.counts.getAsBoolean() ? wrap(Connection.class, connection, this.executions) : connection;
 		}
 
 	}
 
-	private static <T> T wrap(Class<T> type, T target) {
-		InvocationHandler handler = (proxy, method, arguments) -> invoke(target, method, arguments);
+	private static <T> T wrap(Class<T> type, T target, Set<String> executions) {
+		InvocationHandler handler = (proxy, method, arguments) -> invoke(target, method, arguments, executions);
 		return type.cast(Proxy.newProxyInstance(RoundTrips.class.getClassLoader(), interfaces(target), handler));
 	}
 
@@ -114,8 +144,9 @@ final class RoundTrips {
 		return new Class<?>[] { Connection.class };
 	}
 
-	private static Object invoke(Object target, Method method, Object[] arguments) throws Throwable {
-		if (EXECUTIONS.contains(method.getName())) {
+	private static Object invoke(Object target, Method method, Object[] arguments, Set<String> executions)
+			throws Throwable {
+		if (executions.contains(method.getName())) {
 			count.increment();
 		}
 		Object result;
@@ -126,7 +157,7 @@ final class RoundTrips {
 			throw ex.getTargetException();
 		}
 		if (result instanceof Statement statement && method.getDeclaringClass() == Connection.class) {
-			return wrap(Statement.class, statement);
+			return wrap(Statement.class, statement, executions);
 		}
 		return result;
 	}

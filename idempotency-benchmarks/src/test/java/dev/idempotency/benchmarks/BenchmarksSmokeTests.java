@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.core.jdbc.DatabaseType;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -107,6 +108,23 @@ class BenchmarksSmokeTests {
 		assertThat(ScaleBenchmark.runCleanup(400, Duration.ofMillis(200), out)).hasSize(2)
 			.allSatisfy((config, figures) -> assertThat(figures[0]).isPositive());
 		assertThat(ScaleBenchmark.runPartitions(400, 5, out)).containsKeys("delete seconds", "drop seconds");
+	}
+
+	@Test
+	void everyStorePathRunsOnPostgresqlAndMariaDbAndIsPrinted() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		// The cleanup fails when it deletes another number of keys than it inserted
+		// expired.
+		Map<String, Map<DatabaseType, List<Double>>> results = DatabasesBenchmark.run(Duration.ofMillis(200), 1, 2, 400,
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(results).hasSize(5)
+			.containsKey(DatabasesBenchmark.CLEANUP)
+			.allSatisfy((name, databases) -> assertThat(databases).containsOnlyKeys(DatabaseType.values())
+				.allSatisfy((database, values) -> assertThat(values).singleElement()
+					.satisfies((value) -> assertThat(value).isPositive())));
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("synchronous_commit=")
+			.contains("innodb_flush_log_at_trx_commit=")
+			.contains("round trips");
 	}
 
 	@Test
