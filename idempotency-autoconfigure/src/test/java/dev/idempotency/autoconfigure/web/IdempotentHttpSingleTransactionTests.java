@@ -1,7 +1,5 @@
 package dev.idempotency.autoconfigure.web;
 
-import dev.idempotency.test.PostgresTest;
-
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,10 +19,11 @@ import static org.awaitility.Awaitility.await;
  * duplicate that waits for the first request while it rolls its work back (a decided
  * client error from an exception, an asynchronous result) never runs beside it or after
  * it.
+ * <p>
+ * One subclass per database.
  */
-@PostgresTest
 @IdempotentHttpTest(properties = "idempotency.web.lock-timeout=30s")
-class IdempotentHttpSingleTransactionTests extends IdempotentHttpTestSupport {
+abstract class IdempotentHttpSingleTransactionTests extends IdempotentHttpTestSupport {
 
 	private static final int DUPLICATES = 3;
 

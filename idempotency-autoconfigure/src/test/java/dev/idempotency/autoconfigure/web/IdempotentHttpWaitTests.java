@@ -1,7 +1,5 @@
 package dev.idempotency.autoconfigure.web;
 
-import dev.idempotency.test.PostgresTest;
-
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -24,12 +22,13 @@ import static org.awaitility.Awaitility.await;
  * A two-phase duplicate with {@code @Idempotent(waitFor)} waits for the request that
  * holds its key instead of getting 409 at once, holding no connection while it waits, and
  * then answers with what became of that request.
+ * <p>
+ * One subclass per database.
  */
-@PostgresTest
 @IdempotentHttpTest(classes = { WebTestApplication.class, StoredResponsesController.class },
 		properties = { "spring.datasource.hikari.maximum-pool-size=2",
 				"spring.datasource.hikari.connection-timeout=45000", "server.tomcat.threads.max=20" })
-class IdempotentHttpWaitTests extends IdempotentHttpTestSupport {
+abstract class IdempotentHttpWaitTests extends IdempotentHttpTestSupport {
 
 	private static final int DUPLICATES = 4;
 

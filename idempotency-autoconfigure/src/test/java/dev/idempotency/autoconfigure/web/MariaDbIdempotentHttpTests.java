@@ -1,16 +1,10 @@
 package dev.idempotency.autoconfigure.web;
 
-import dev.idempotency.test.MariaDbTest;
-
-import org.springframework.test.context.TestPropertySource;
-
 /**
  * {@link IdempotentHttpTests} on MariaDB, without the outbox, which speaks PostgreSQL
  * only.
  */
-@MariaDbTest
-@TestPropertySource(
-		properties = "spring.autoconfigure.exclude=dev.idempotency.autoconfigure.outbox.IdempotencyOutboxAutoConfiguration")
+@OnMariaDb
 class MariaDbIdempotentHttpTests extends IdempotentHttpTests {
 
 	@Override

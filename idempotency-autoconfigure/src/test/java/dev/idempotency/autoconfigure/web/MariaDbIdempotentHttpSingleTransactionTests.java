@@ -1,0 +1,9 @@
+package dev.idempotency.autoconfigure.web;
+
+/**
+ * {@link IdempotentHttpSingleTransactionTests} on MariaDB.
+ */
+@OnMariaDb
+class MariaDbIdempotentHttpSingleTransactionTests extends IdempotentHttpSingleTransactionTests {
+
+}

@@ -1,0 +1,27 @@
+package dev.idempotency.autoconfigure.web;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import dev.idempotency.test.MariaDbTest;
+
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * An {@link IdempotentHttpTest} on MariaDB: the test application without the outbox,
+ * which speaks PostgreSQL only and which the startup refuses on MariaDB.
+ */
+@Target(ElementType.TYPE)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Inherited
+@MariaDbTest
+@TestPropertySource(
+		properties = "spring.autoconfigure.exclude=dev.idempotency.autoconfigure.outbox.IdempotencyOutboxAutoConfiguration")
+@interface OnMariaDb {
+
+}
