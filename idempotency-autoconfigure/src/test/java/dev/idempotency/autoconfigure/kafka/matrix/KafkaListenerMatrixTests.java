@@ -15,10 +15,12 @@ import dev.idempotency.autoconfigure.kafka.matrix.MatrixCase.Transactions;
 import dev.idempotency.autoconfigure.kafka.matrix.MatrixListeners.Effects;
 import dev.idempotency.autoconfigure.ops.IdempotencyMetricsAutoConfiguration;
 import dev.idempotency.core.EventHeaders;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.metrics.MicrometerIdempotencyMetrics;
 import dev.idempotency.test.KafkaTest;
-import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestKafkaBroker;
+import dev.idempotency.test.TestMariaDb;
 import dev.idempotency.test.TestSchema;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.search.Search;
@@ -37,6 +39,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -66,17 +70,17 @@ import static org.awaitility.Awaitility.await;
 /**
  * The configuration matrix of the Kafka side, configured only through Spring Boot's and
  * the library's documented properties and beans: listener shape × how a batch is declared
- * × container transactions × ack mode × error handling, each against the real broker and
- * PostgreSQL with every kind of record on one partition (new, duplicate, re-published
- * with another payload, without an event id, a poison payload the listener always fails
- * on). Each combination either takes every good record's effect exactly once and recovers
- * the bad ones without stalling, or refuses to start with a message.
+ * × container transactions × ack mode × error handling × database, each against the real
+ * broker and a real PostgreSQL or MariaDB with every kind of record on one partition
+ * (new, duplicate, re-published with another payload, without an event id, a poison
+ * payload the listener always fails on). Each combination either takes every good
+ * record's effect exactly once and recovers the bad ones without stalling, or refuses to
+ * start with a message.
  * <p>
  * {@code ./mvnw verify} runs a pairwise selection (every pair of values of two settings
  * at least once); {@code -Didempotency.matrix=full} runs every combination, and
  * {@code -Didempotency.matrix=<text>} those whose name holds the text.
  */
-@PostgresTest
 @KafkaTest
 class KafkaListenerMatrixTests {
 
@@ -85,10 +89,20 @@ class KafkaListenerMatrixTests {
 
 	private static final Duration BOUND = Duration.ofSeconds(90);
 
-	private final TestSchema schema;
+	private static TestSchema postgres;
 
-	KafkaListenerMatrixTests(TestSchema schema) {
-		this.schema = schema;
+	private static TestSchema mariaDb;
+
+	@BeforeAll
+	static void createSchemas() {
+		postgres = TestDatabase.get().createSchema(KafkaListenerMatrixTests.class.getSimpleName());
+		mariaDb = TestMariaDb.get().createSchema(KafkaListenerMatrixTests.class.getSimpleName());
+	}
+
+	@AfterAll
+	static void dropSchemas() {
+		postgres.close();
+		mariaDb.close();
 	}
 
 	static List<MatrixCase> cases() {
@@ -119,6 +133,7 @@ class KafkaListenerMatrixTests {
 			assertThat(context).hasNotFailed();
 			Records records = send(broker, topic);
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			assertThat(DatabaseType.of(jdbc).name()).as("the database").isEqualTo(matrixCase.database().name());
 			// Nothing stalls: the group commits past every record.
 			await().atMost(BOUND).untilAsserted(() -> assertThat(committed(broker, group, topic)).isEqualTo(8L));
 			if (matrixCase.errorHandling() != ErrorHandling.DEFAULT) {
@@ -146,9 +161,10 @@ class KafkaListenerMatrixTests {
 
 	private ApplicationContextRunner contextRunner(MatrixCase matrixCase, EmbeddedKafkaBroker broker, String topic,
 			String group) {
-		List<String> properties = new ArrayList<>(List.of("spring.datasource.url=" + this.schema.getJdbcUrl(),
-				"spring.datasource.username=" + this.schema.getUsername(),
-				"spring.datasource.password=" + this.schema.getPassword(), "idempotency.jdbc.initialize-schema=always",
+		TestSchema schema = (matrixCase.database() == MatrixCase.Database.MARIADB) ? mariaDb : postgres;
+		List<String> properties = new ArrayList<>(List.of("spring.datasource.url=" + schema.getJdbcUrl(),
+				"spring.datasource.username=" + schema.getUsername(),
+				"spring.datasource.password=" + schema.getPassword(), "idempotency.jdbc.initialize-schema=always",
 				"spring.kafka.bootstrap-servers=" + broker.getBrokersAsString(),
 				"spring.kafka.consumer.auto-offset-reset=earliest", "spring.kafka.listener.poll-timeout=200ms",
 				"spring.kafka.listener.ack-mode=" + matrixCase.ackMode(), "matrix.topic=" + topic,

@@ -33,9 +33,10 @@ import org.springframework.kafka.listener.ContainerProperties.AckMode;
  * @param transactions whether the container runs Kafka transactions
  * @param ackMode the container's ack mode
  * @param errorHandling what recovers a failed record
+ * @param database the database of the processed events and of the listener's writes
  */
 record MatrixCase(Shape shape, Declaration declaration, Transactions transactions, AckMode ackMode,
-		ErrorHandling errorHandling) {
+		ErrorHandling errorHandling, Database database) {
 
 	/** The ack modes of the matrix. */
 	static final List<AckMode> ACK_MODES = List.of(AckMode.RECORD, AckMode.BATCH, AckMode.MANUAL,
@@ -109,6 +110,21 @@ record MatrixCase(Shape shape, Declaration declaration, Transactions transaction
 	}
 
 	/**
+	 * The database of the processed events and of the listener's writes.
+	 */
+	enum Database {
+
+		POSTGRESQL("PostgreSQL"), MARIADB("MariaDB");
+
+		final String label;
+
+		Database(String label) {
+			this.label = label;
+		}
+
+	}
+
+	/**
 	 * Every combination that the settings can form: a record listener is not declared a
 	 * batch one; a batch listener is declared in every way, none included.
 	 */
@@ -122,7 +138,10 @@ record MatrixCase(Shape shape, Declaration declaration, Transactions transaction
 				for (Transactions transactions : Transactions.values()) {
 					for (AckMode ackMode : ACK_MODES) {
 						for (ErrorHandling errorHandling : ErrorHandling.values()) {
-							all.add(new MatrixCase(shape, declaration, transactions, ackMode, errorHandling));
+							for (Database database : Database.values()) {
+								all.add(new MatrixCase(shape, declaration, transactions, ackMode, errorHandling,
+										database));
+							}
 						}
 					}
 				}
@@ -171,7 +190,8 @@ record MatrixCase(Shape shape, Declaration declaration, Transactions transaction
 
 	private List<String> pairs() {
 		List<String> values = List.of("shape=" + this.shape, "declaration=" + this.declaration,
-				"transactions=" + this.transactions, "ack=" + this.ackMode, "errors=" + this.errorHandling);
+				"transactions=" + this.transactions, "ack=" + this.ackMode, "errors=" + this.errorHandling,
+				"database=" + this.database);
 		List<String> pairs = new ArrayList<>();
 		for (int i = 0; i < values.size(); i++) {
 			for (int j = i + 1; j < values.size(); j++) {
@@ -247,7 +267,7 @@ record MatrixCase(Shape shape, Declaration declaration, Transactions transaction
 	@Override
 	public String toString() {
 		return this.shape.label + ", " + this.declaration.label + ", " + this.transactions.label + ", ack "
-				+ this.ackMode + ", " + this.errorHandling.label;
+				+ this.ackMode + ", " + this.errorHandling.label + ", " + this.database.label;
 	}
 
 }
