@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -109,21 +110,7 @@ final class MariaDbEventStatements implements EventStatements {
 	@Override
 	public List<String> markAll(JdbcOperations jdbc, String consumerGroup, String[] storedIds) {
 		List<String> inserted = new ArrayList<>();
-		for (List<Integer> rows : statements(storedIds)) {
-			String sql = this.markAll.replace("%ROWS%",
-					String.join(", ", Collections.nCopies(rows.size(), "(?, ?, UTC_TIMESTAMP(6))")));
-			jdbc.query((connection) -> {
-				PreparedStatement statement = connection.prepareStatement(sql);
-				int parameter = 1;
-				for (int row : rows) {
-					statement.setString(parameter++, consumerGroup);
-					statement.setString(parameter++, storedIds[row]);
-				}
-				return statement;
-			}, (rs) -> {
-				inserted.add(rs.getString(1));
-			});
-		}
+		insertIgnoring(jdbc, consumerGroup, storedIds, null, inserted::add);
 		return inserted;
 	}
 
@@ -132,26 +119,38 @@ final class MariaDbEventStatements implements EventStatements {
 			@Nullable Long[] payloadFingerprints, Set<String> inserted, Map<String, @Nullable Long> firstMarks) {
 		// RETURNING sees only the inserted rows: the store reads the duplicates' first
 		// marks with firstFingerprints.
+		insertIgnoring(jdbc, consumerGroup, storedIds, payloadFingerprints, inserted::add);
+	}
+
+	/**
+	 * Insert the ids that are new, in statements of at most
+	 * {@value #MAX_ROWS_PER_STATEMENT} rows, and pass on each one inserted.
+	 */
+	private void insertIgnoring(JdbcOperations jdbc, String consumerGroup, String[] storedIds,
+			@Nullable Long @Nullable [] payloadFingerprints, Consumer<String> inserted) {
+		String row = (payloadFingerprints != null) ? "(?, ?, ?, UTC_TIMESTAMP(6))" : "(?, ?, UTC_TIMESTAMP(6))";
+		String statement = (payloadFingerprints != null) ? this.markAllWithFingerprints : this.markAll;
 		for (List<Integer> rows : statements(storedIds)) {
-			String sql = this.markAllWithFingerprints.replace("%ROWS%",
-					String.join(", ", Collections.nCopies(rows.size(), "(?, ?, ?, UTC_TIMESTAMP(6))")));
+			String sql = statement.replace("%ROWS%", String.join(", ", Collections.nCopies(rows.size(), row)));
 			jdbc.query((connection) -> {
-				PreparedStatement statement = connection.prepareStatement(sql);
+				PreparedStatement prepared = connection.prepareStatement(sql);
 				int parameter = 1;
-				for (int row : rows) {
-					statement.setString(parameter++, consumerGroup);
-					statement.setString(parameter++, storedIds[row]);
-					Long fingerprint = payloadFingerprints[row];
-					if (fingerprint != null) {
-						statement.setLong(parameter++, fingerprint);
-					}
-					else {
-						statement.setNull(parameter++, Types.BIGINT);
+				for (int position : rows) {
+					prepared.setString(parameter++, consumerGroup);
+					prepared.setString(parameter++, storedIds[position]);
+					if (payloadFingerprints != null) {
+						Long fingerprint = payloadFingerprints[position];
+						if (fingerprint != null) {
+							prepared.setLong(parameter++, fingerprint);
+						}
+						else {
+							prepared.setNull(parameter++, Types.BIGINT);
+						}
 					}
 				}
-				return statement;
+				return prepared;
 			}, (rs) -> {
-				inserted.add(rs.getString(1));
+				inserted.accept(rs.getString(1));
 			});
 		}
 	}

@@ -12,6 +12,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.Completion;
@@ -47,11 +49,21 @@ abstract class IdempotencyKeyStoreContractTests {
 	/** Wait until the database clock has passed an instant. */
 	protected abstract void awaitDatabaseClockPast(Instant instant);
 
+	/**
+	 * Run in one transaction, and at the end commit it when told so, roll it back
+	 * otherwise.
+	 */
+	protected abstract void inTransaction(Runnable work, BooleanSupplier commit);
+
 	/** Run in one transaction and roll it back at the end. */
-	protected abstract void inRolledBackTransaction(Runnable work);
+	protected final void inRolledBackTransaction(Runnable work) {
+		inTransaction(work, () -> false);
+	}
 
 	/** Run in one transaction and commit it at the end. */
-	protected abstract void inCommittedTransaction(Runnable work);
+	protected final void inCommittedTransaction(Runnable work) {
+		inTransaction(work, () -> true);
+	}
 
 	/** Delete the keys past their retention with the retention cleaner. */
 	protected abstract long cleanUp();
@@ -336,11 +348,13 @@ abstract class IdempotencyKeyStoreContractTests {
 
 	/**
 	 * A claim of a key held uncommitted in a transaction of another thread, rolled back
-	 * when closed.
+	 * when closed unless committed before.
 	 */
-	private final class UncommittedClaim implements AutoCloseable {
+	protected final class UncommittedClaim implements AutoCloseable {
 
 		private final CountDownLatch end = new CountDownLatch(1);
+
+		private final AtomicBoolean commit = new AtomicBoolean();
 
 		private final ExecutorService executor = Executors.newSingleThreadExecutor();
 
@@ -348,7 +362,7 @@ abstract class IdempotencyKeyStoreContractTests {
 
 		UncommittedClaim(String key) throws Exception {
 			CountDownLatch claimed = new CountDownLatch(1);
-			this.transaction = this.executor.submit(() -> inRolledBackTransaction(() -> {
+			this.transaction = this.executor.submit(() -> inTransaction(() -> {
 				store().claim(claim("", key, "holder"));
 				claimed.countDown();
 				try {
@@ -357,8 +371,15 @@ abstract class IdempotencyKeyStoreContractTests {
 				catch (InterruptedException ex) {
 					Thread.currentThread().interrupt();
 				}
-			}));
+			}, this.commit::get));
 			assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+		}
+
+		/** Commit the claim, and wait for its transaction to end. */
+		void commit() throws Exception {
+			this.commit.set(true);
+			this.end.countDown();
+			this.transaction.get(30, TimeUnit.SECONDS);
 		}
 
 		@Override

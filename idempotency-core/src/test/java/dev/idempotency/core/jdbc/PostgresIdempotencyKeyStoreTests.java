@@ -11,8 +11,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
 
@@ -221,53 +221,6 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 		return null;
 	}
 
-	/**
-	 * A claim of a key held uncommitted in a transaction of another thread, rolled back
-	 * when closed unless committed before.
-	 */
-	private static final class UncommittedClaim implements AutoCloseable {
-
-		private final CountDownLatch end = new CountDownLatch(1);
-
-		private final AtomicBoolean commit = new AtomicBoolean();
-
-		private final ExecutorService executor = Executors.newSingleThreadExecutor();
-
-		private final Future<?> transaction;
-
-		UncommittedClaim(String key) throws Exception {
-			CountDownLatch claimed = new CountDownLatch(1);
-			this.transaction = this.executor.submit(() -> transactions.executeWithoutResult((status) -> {
-				store.claim(claim(key));
-				claimed.countDown();
-				try {
-					this.end.await(60, TimeUnit.SECONDS);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-				if (!this.commit.get()) {
-					status.setRollbackOnly();
-				}
-			}));
-			assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
-		}
-
-		void commit() throws Exception {
-			this.commit.set(true);
-			this.end.countDown();
-			this.transaction.get(30, TimeUnit.SECONDS);
-		}
-
-		@Override
-		public void close() throws Exception {
-			this.end.countDown();
-			this.transaction.get(30, TimeUnit.SECONDS);
-			this.executor.shutdown();
-		}
-
-	}
-
 	@Override
 	protected int rows(String key) {
 		Integer rows = jdbc.queryForObject("SELECT count(*) FROM idempotency_key WHERE idempotency_key = ?",
@@ -280,15 +233,12 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 	}
 
 	@Override
-	protected void inCommittedTransaction(Runnable work) {
-		transactions.executeWithoutResult((status) -> work.run());
-	}
-
-	@Override
-	protected void inRolledBackTransaction(Runnable work) {
+	protected void inTransaction(Runnable work, BooleanSupplier commit) {
 		transactions.executeWithoutResult((status) -> {
 			work.run();
-			status.setRollbackOnly();
+			if (!commit.getAsBoolean()) {
+				status.setRollbackOnly();
+			}
 		});
 	}
 
