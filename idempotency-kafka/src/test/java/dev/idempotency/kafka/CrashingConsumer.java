@@ -19,7 +19,7 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.kafka.annotation.EnableKafka;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
@@ -72,8 +72,8 @@ public final class CrashingConsumer {
 
 		@Bean
 		DataSource dataSource(Environment environment) {
-			return new SimpleDriverDataSource(new org.postgresql.Driver(),
-					environment.getRequiredProperty("spring.datasource.url"),
+			// The driver of the URL, PostgreSQL's or MariaDB's.
+			return new DriverManagerDataSource(environment.getRequiredProperty("spring.datasource.url"),
 					environment.getRequiredProperty("spring.datasource.username"),
 					environment.getProperty("spring.datasource.password"));
 		}
