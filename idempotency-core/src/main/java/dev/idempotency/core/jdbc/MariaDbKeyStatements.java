@@ -86,8 +86,8 @@ final class MariaDbKeyStatements extends KeyStatements {
 
 	@Override
 	Claimed claim(JdbcOperations jdbc, Object[] insert, @Nullable Long waitMillis, boolean savepoint) {
-		// Refused here rather than left to the server, which truncates a longer value
-		// (to another key) when sql_mode is not strict.
+		// Refused here rather than left to the server: INSERT IGNORE truncates a longer
+		// value, into another key, whatever the sql_mode.
 		checkLength((String) insert[0], "The scope", MAX_KEY_LENGTH);
 		checkLength((String) insert[1], "The idempotency key", MAX_KEY_LENGTH);
 		checkLength((String) insert[2], "The request hash", MAX_REQUEST_HASH_LENGTH);
