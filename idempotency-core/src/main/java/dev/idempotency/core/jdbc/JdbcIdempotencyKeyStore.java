@@ -124,8 +124,8 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	 * On PostgreSQL the claim, its bound on the wait and the read of the record that was
 	 * there are one round trip to the database: the bound is {@code lock_timeout}, set
 	 * for the claim's own statement and put back within it. On MariaDB the bound is
-	 * {@code innodb_lock_wait_timeout} for the insert alone ({@code SET STATEMENT}), in
-	 * whole seconds, rounded up.
+	 * {@code innodb_lock_wait_timeout} for the insert and for the locking read of the row
+	 * it found alone ({@code SET STATEMENT}), in whole seconds, rounded up.
 	 */
 	@Override
 	public ClaimResult claim(KeyClaim claim, Duration wait) {

@@ -31,6 +31,17 @@ final class MariaDbKeyStatements extends KeyStatements {
 
 	static final String EXPIRED = "expires_at <= " + NOW + " AND (status = 'DONE' OR locked_until <= " + NOW + ")";
 
+	/**
+	 * The time a duration after now, {@code ?} in milliseconds, and at the latest the
+	 * last millisecond that {@code DATETIME} holds (9999-12-31): the sum past it would be
+	 * {@code NULL}, an error of an {@code UPDATE} in a strict {@code sql_mode} and, to
+	 * {@code INSERT IGNORE}, the zero date in a {@code NOT NULL} column, a record expired
+	 * from the start. The duration is bounded before it is turned into microseconds,
+	 * which cannot then overflow.
+	 */
+	static final String LATER = NOW + " + INTERVAL LEAST(?, TIMESTAMPDIFF(MICROSECOND, " + NOW
+			+ ", TIMESTAMP'9999-12-31 23:59:59.999999') DIV 1000) * 1000 MICROSECOND";
+
 	/** The vendor code of a lock wait past {@code innodb_lock_wait_timeout}. */
 	private static final int LOCK_WAIT_TIMEOUT = 1205;
 
@@ -61,26 +72,26 @@ final class MariaDbKeyStatements extends KeyStatements {
 						WHERE scope = ? AND idempotency_key = ? AND %EXPIRED%
 						""".replace("%EXPIRED%", EXPIRED), table), TableNames.render("""
 						UPDATE %TABLE%
-						SET owner = ?, locked_until = %NOW% + INTERVAL ? * 1000 MICROSECOND,
-						    expires_at = GREATEST(expires_at, %NOW% + INTERVAL ? * 1000 MICROSECOND)
+						SET owner = ?, locked_until = %LATER%,
+						    expires_at = GREATEST(expires_at, %LATER%)
 						WHERE scope = ? AND idempotency_key = ? AND status = 'IN_PROGRESS'
 						  AND locked_until <= %NOW% AND expires_at > %NOW%
-						""".replace("%NOW%", NOW), table), TableNames.render("""
+						""".replace("%LATER%", LATER).replace("%NOW%", NOW), table), TableNames.render("""
 						UPDATE %TABLE%
 						SET status = 'DONE', http_status = ?, response_headers = ?, response_body = ?,
 						    owner = NULL, locked_until = NULL, completed_at = %NOW%,
-						    expires_at = %NOW% + INTERVAL ? * 1000 MICROSECOND
+						    expires_at = %LATER%
 						WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
-						""".replace("%NOW%", NOW), table), TableNames.render("""
+						""".replace("%LATER%", LATER).replace("%NOW%", NOW), table), TableNames.render("""
 						DELETE FROM %TABLE%
 						WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
 						""", table));
 		this.insert = TableNames.render("""
 				INSERT IGNORE INTO %TABLE% (scope, idempotency_key, request_hash, status, owner, locked_until,
 				                     created_at, expires_at)
-				VALUES (?, ?, ?, 'IN_PROGRESS', ?, %NOW% + INTERVAL ? * 1000 MICROSECOND,
-				        %NOW%, %NOW% + INTERVAL ? * 1000 MICROSECOND)
-				""".replace("%NOW%", NOW), table);
+				VALUES (?, ?, ?, 'IN_PROGRESS', ?, %LATER%,
+				        %NOW%, %LATER%)
+				""".replace("%LATER%", LATER).replace("%NOW%", NOW), table);
 		this.lockedRead = this.find + "LOCK IN SHARE MODE";
 	}
 
@@ -91,8 +102,11 @@ final class MariaDbKeyStatements extends KeyStatements {
 		checkLength((String) insert[0], "The scope", MAX_KEY_LENGTH);
 		checkLength((String) insert[1], "The idempotency key", MAX_KEY_LENGTH);
 		checkLength((String) insert[2], "The request hash", MAX_REQUEST_HASH_LENGTH);
-		if (jdbc.update(boundedInsert(waitMillis), insert) == 0) {
-			List<Found> rows = jdbc.query(this.lockedRead, this::mapRow, insert[0], insert[1]);
+		if (jdbc.update(bounded(this.insert, waitMillis), insert) == 0) {
+			// Bounded too: outside a transaction the insert's lock on the row it found
+			// ends with the insert, and another transaction may lock the row before the
+			// read.
+			List<Found> rows = jdbc.query(bounded(this.lockedRead, waitMillis), this::mapRow, insert[0], insert[1]);
 			return new Claimed(false, rows.isEmpty() ? null : rows.get(0), true);
 		}
 		if (savepoint) {
@@ -109,16 +123,17 @@ final class MariaDbKeyStatements extends KeyStatements {
 	}
 
 	/**
-	 * The insert with its wait bounded for itself alone ({@code SET STATEMENT}), so that
-	 * the statements after it wait as they would without the library. InnoDB counts the
-	 * wait in whole seconds: a bound is rounded up to the next second.
+	 * A statement of the claim with its wait bounded for itself alone ({@code SET
+	 * STATEMENT}), so that the statements after it wait as they would without the
+	 * library. InnoDB counts the wait in whole seconds: a bound is rounded up to the next
+	 * second.
 	 */
-	private String boundedInsert(@Nullable Long waitMillis) {
+	private static String bounded(String statement, @Nullable Long waitMillis) {
 		if (waitMillis == null) {
-			return this.insert;
+			return statement;
 		}
 		long seconds = Math.max(1, (waitMillis + 999) / 1000);
-		return "SET STATEMENT innodb_lock_wait_timeout = " + seconds + " FOR " + this.insert;
+		return "SET STATEMENT innodb_lock_wait_timeout = " + seconds + " FOR " + statement;
 	}
 
 	@Override
