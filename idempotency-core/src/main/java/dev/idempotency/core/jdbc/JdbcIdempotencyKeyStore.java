@@ -209,8 +209,19 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	public Optional<String> takeOver(String scope, String key, Duration lease) {
 		Assert.isTrue(lease != null && lease.toMillis() > 0, "lease must be positive");
 		String owner = OwnerTokens.next();
-		int updated = this.jdbc.update(sql().takeOver, owner, lease.toMillis(), lease.toMillis(), scope, key);
-		return (updated == 1) ? Optional.of(owner) : Optional.empty();
+		KeyStatements sql = sql();
+		try {
+			int updated = this.jdbc.update(sql.takeOver, owner, lease.toMillis(), lease.toMillis(), scope, key);
+			return (updated == 1) ? Optional.of(owner) : Optional.empty();
+		}
+		catch (DataAccessException ex) {
+			// On MariaDB two take-overs inside transactions can deadlock: the victim's
+			// transaction is rolled back, and the other took the key.
+			if (sql.isLostToAnotherTakeOver(ex)) {
+				return Optional.empty();
+			}
+			throw ex;
+		}
 	}
 
 	@Override

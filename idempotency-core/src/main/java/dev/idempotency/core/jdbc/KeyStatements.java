@@ -73,6 +73,12 @@ abstract sealed class KeyStatements permits PostgresKeyStatements, MariaDbKeySta
 	/** Whether a claim failed because its wait for a concurrent claim ran out. */
 	abstract boolean isLockNotAvailable(Throwable failure);
 
+	/**
+	 * Whether a take-over failed as the victim of a deadlock with another take-over of
+	 * the key, which then took it.
+	 */
+	abstract boolean isLostToAnotherTakeOver(Throwable failure);
+
 	/** Whether a statement failed because its transaction was aborted before it. */
 	abstract boolean isTransactionAborted(Throwable failure);
 

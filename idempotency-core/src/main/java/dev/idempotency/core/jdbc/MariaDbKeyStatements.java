@@ -142,6 +142,13 @@ final class MariaDbKeyStatements extends KeyStatements {
 	}
 
 	@Override
+	boolean isLostToAnotherTakeOver(Throwable failure) {
+		// Two transactions that each hold a shared lock on the row (from their claims'
+		// reads) both need an exclusive one to update it: InnoDB rolls one back.
+		return hasErrorCode(failure, DEADLOCK);
+	}
+
+	@Override
 	boolean isTransactionAborted(Throwable failure) {
 		// A failed statement rolls back itself alone on MariaDB; a transaction that a
 		// deadlock rolled back is the one case, and the completion then finds no claim.

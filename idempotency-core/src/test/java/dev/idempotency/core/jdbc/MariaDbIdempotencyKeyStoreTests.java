@@ -7,9 +7,11 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -300,6 +302,44 @@ class MariaDbIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests {
 			executor.shutdownNow();
 		}
 		assertThat(rows(key)).isOne();
+	}
+
+	@Test
+	void twoTakeOversInTransactionsThatDeadlockHaveOneWinnerAndTheOtherIsToldItLost() throws Exception {
+		// Each transaction's claim finds the abandoned claim and holds a shared lock on
+		// it; both then update it, and InnoDB rolls one back as a deadlock's victim.
+		String key = newKey();
+		store.claim(claim(key));
+		expireLease("", key);
+		CyclicBarrier bothFound = new CyclicBarrier(2);
+		ExecutorService executor = Executors.newFixedThreadPool(2);
+		try {
+			List<Future<Optional<String>>> takeOvers = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				takeOvers.add(executor.submit(() -> transactions.execute((status) -> {
+					assertThat(store.claim(claim(key), Duration.ofSeconds(5))).isInstanceOf(ClaimResult.Existing.class);
+					try {
+						bothFound.await(30, TimeUnit.SECONDS);
+					}
+					catch (Exception ex) {
+						throw new IllegalStateException(ex);
+					}
+					return store.takeOver("", key, Duration.ofSeconds(30));
+				})));
+			}
+			List<Optional<String>> owners = new ArrayList<>();
+			for (Future<Optional<String>> takeOver : takeOvers) {
+				owners.add(takeOver.get(60, TimeUnit.SECONDS));
+			}
+			assertThat(owners).filteredOn(Optional::isPresent).hasSize(1);
+			String winner = owners.stream().flatMap(Optional::stream).findFirst().orElseThrow();
+			assertThat(store.complete("", key, winner, new StoredResponse(201, Map.of(), new byte[0]),
+					Duration.ofHours(1)))
+				.isEqualTo(Completion.COMPLETED);
+		}
+		finally {
+			executor.shutdownNow();
+		}
 	}
 
 	@Test
