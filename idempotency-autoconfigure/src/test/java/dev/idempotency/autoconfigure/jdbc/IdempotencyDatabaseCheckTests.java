@@ -18,6 +18,7 @@ import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
+import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestMariaDb;
 import dev.idempotency.test.TestSchema;
@@ -85,6 +86,19 @@ class IdempotencyDatabaseCheckTests {
 				.claim(new KeyClaim("", "k1", "h", Duration.ofSeconds(5), Duration.ofHours(1))))
 				.isInstanceOf(ClaimResult.Claimed.class);
 		});
+	}
+
+	@Test
+	void aDatabaseThatCannotBeReachedAtStartupLeavesTheStoresToTellItOnFirstUse() {
+		runner()
+			.withPropertyValues("spring.datasource.url=jdbc:mariadb://127.0.0.1:1/none?connectTimeout=500",
+					"spring.datasource.username=root", "idempotency.jdbc.initialize-schema=never")
+			.run((context) -> {
+				assertThat(context).hasNotFailed()
+					.hasSingleBean(JdbcIdempotencyKeyStore.class)
+					.hasSingleBean(JdbcProcessedEventStore.class);
+				assertThat(context.getBean(IdempotencyDatabaseCheck.class).getDatabaseType()).isNull();
+			});
 	}
 
 	@Test

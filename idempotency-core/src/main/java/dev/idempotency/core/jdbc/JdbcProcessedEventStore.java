@@ -91,25 +91,24 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	 * @param tableName the table name, optionally schema-qualified
 	 */
 	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName) {
-		Assert.notNull(jdbc, "jdbc must not be null");
-		TableNames.check(tableName);
-		this.jdbc = jdbc;
-		// On first use rather than here, so that creating the store needs no
-		// connection; once, whatever the number of threads.
-		this.sql = SingletonSupplier.of(() -> EventStatements.of(DatabaseType.of(jdbc), tableName));
+		this(jdbc, tableName, null);
 	}
 
 	/**
 	 * Create a store on the given table of the given database.
 	 * @param jdbc the JDBC operations
 	 * @param tableName the table name, optionally schema-qualified
-	 * @param database the database that {@code jdbc} works on
+	 * @param database the database that {@code jdbc} works on, or {@code null} for the
+	 * one the driver reports on first use
 	 */
-	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName, DatabaseType database) {
+	public JdbcProcessedEventStore(JdbcOperations jdbc, String tableName, @Nullable DatabaseType database) {
 		Assert.notNull(jdbc, "jdbc must not be null");
-		Assert.notNull(database, "database must not be null");
+		TableNames.check(tableName);
 		this.jdbc = jdbc;
-		this.sql = SingletonSupplier.of(EventStatements.of(database, tableName));
+		// On first use rather than here, so that creating the store needs no
+		// connection; once, whatever the number of threads.
+		this.sql = SingletonSupplier
+			.of(() -> EventStatements.of((database != null) ? database : DatabaseType.of(jdbc), tableName));
 	}
 
 	/**
