@@ -19,6 +19,7 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * {@link IdempotencyKeyStore} on PostgreSQL or MariaDB through Spring's
@@ -50,11 +51,7 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 
 	private final JdbcOperations jdbc;
 
-	private final String tableName;
-
-	private final @Nullable DatabaseType database;
-
-	private volatile @Nullable KeyStatements sql;
+	private final SingletonSupplier<KeyStatements> sql;
 
 	/**
 	 * Create a store on the default table, in the database the driver reports on first
@@ -83,23 +80,16 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 	 */
 	public JdbcIdempotencyKeyStore(JdbcOperations jdbc, String tableName, @Nullable DatabaseType database) {
 		Assert.notNull(jdbc, "jdbc must not be null");
+		TableNames.check(tableName);
 		this.jdbc = jdbc;
-		this.tableName = TableNames.check(tableName);
-		this.database = database;
-		if (database != null) {
-			this.sql = KeyStatements.of(database, tableName);
-		}
+		// On first use rather than here, so that creating the store needs no
+		// connection; once, whatever the number of threads.
+		this.sql = SingletonSupplier
+			.of(() -> KeyStatements.of((database != null) ? database : DatabaseType.of(jdbc), tableName));
 	}
 
 	private KeyStatements sql() {
-		KeyStatements sql = this.sql;
-		if (sql == null) {
-			// Told once; a race tells it twice, to the same answer.
-			DatabaseType database = (this.database != null) ? this.database : DatabaseType.of(this.jdbc);
-			sql = KeyStatements.of(database, this.tableName);
-			this.sql = sql;
-		}
-		return sql;
+		return this.sql.obtain();
 	}
 
 	/**

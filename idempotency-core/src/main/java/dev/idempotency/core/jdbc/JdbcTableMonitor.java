@@ -16,6 +16,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Reads the size and the oldest row of the idempotency tables, and the size and age of
@@ -61,7 +62,7 @@ public final class JdbcTableMonitor {
 
 	private final JdbcOperations jdbc;
 
-	private volatile @Nullable DatabaseType database;
+	private final SingletonSupplier<DatabaseType> database;
 
 	private final List<TableProbe> tables;
 
@@ -106,7 +107,7 @@ public final class JdbcTableMonitor {
 		this.tables = List.copyOf(tables);
 		this.backlogs = List.copyOf(backlogs);
 		this.refreshIntervalNanos = refreshInterval.toNanos();
-		this.database = database;
+		this.database = SingletonSupplier.of(() -> (database != null) ? database : DatabaseType.of(jdbc));
 	}
 
 	/**
@@ -229,12 +230,7 @@ public final class JdbcTableMonitor {
 	}
 
 	private DatabaseType database() {
-		DatabaseType database = this.database;
-		if (database == null) {
-			database = DatabaseType.of(this.jdbc);
-			this.database = database;
-		}
-		return database;
+		return this.database.obtain();
 	}
 
 	/**

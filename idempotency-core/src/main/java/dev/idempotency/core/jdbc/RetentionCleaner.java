@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.support.TransactionOperations;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Deletes old rows in bounded batches, one short transaction per batch, so that cleanup
@@ -31,7 +32,7 @@ public final class RetentionCleaner {
 
 	private final TransactionOperations transactions;
 
-	private volatile @Nullable DatabaseType database;
+	private final SingletonSupplier<DatabaseType> database;
 
 	/** The statement of each target, made once. */
 	private final Map<RetentionTarget, String> statements = new ConcurrentHashMap<>();
@@ -59,7 +60,7 @@ public final class RetentionCleaner {
 		Assert.notNull(transactions, "transactions must not be null");
 		this.jdbc = jdbc;
 		this.transactions = transactions;
-		this.database = database;
+		this.database = SingletonSupplier.of(() -> (database != null) ? database : DatabaseType.of(jdbc));
 	}
 
 	/**
@@ -104,12 +105,7 @@ public final class RetentionCleaner {
 	}
 
 	private String deleteBatchOf(RetentionTarget target) {
-		DatabaseType database = this.database;
-		if (database == null) {
-			database = DatabaseType.of(this.jdbc);
-			this.database = database;
-		}
-		return switch (database) {
+		return switch (this.database.obtain()) {
 			case POSTGRESQL -> PostgresDialect.deleteBatch(target.table(), target.condition());
 			case MARIADB -> MariaDbDialect.deleteBatch(target.table(),
 					MariaDbDialect.primaryKey(this.jdbc, target.table()), target.condition());
