@@ -1,5 +1,6 @@
 package dev.idempotency.core.jdbc;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.HashMap;
@@ -45,7 +46,13 @@ import org.springframework.util.function.SingletonSupplier;
  * bytes (UTF-8) is stored as it is; a longer one, which the primary key index could not
  * hold, is stored as its first {@value #MAX_VERBATIM_ID_BYTES} bytes (whole characters)
  * followed by {@code #sha256:} and the hexadecimal SHA-256 of the whole id. Such a stored
- * form is longer than any id stored as it is, so the two never meet.
+ * form is longer than any id stored as it is, so the two never meet. An id that is not
+ * well-formed UTF-16 (a lone surrogate, which UTF-8 cannot encode and the drivers would
+ * send as {@code ?}) is stored as its UTF-8 form cut and padded with spaces to
+ * {@value #MAX_VERBATIM_ID_BYTES} bytes, followed by {@code #utf-16:} and the SHA-256 of
+ * its UTF-16 code units: longer than any id stored as it is, and ending otherwise than
+ * the form of a long id, so that ids that differ in a lone surrogate stay distinct
+ * events.
  * <p>
  * A mark may carry a fingerprint of the event's payload, so that an id reused for another
  * payload is told: a new event costs its insert alone, and a duplicate's first mark is
@@ -70,6 +77,9 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	public static final int MAX_VERBATIM_ID_BYTES = 512;
 
 	private static final String DIGEST_SEPARATOR = "#sha256:";
+
+	/** As long as {@link #DIGEST_SEPARATOR}, so that both forms fit the same column. */
+	private static final String MALFORMED_SEPARATOR = "#utf-16:";
 
 	private final JdbcOperations jdbc;
 
@@ -268,6 +278,9 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	 * @return the stored form
 	 */
 	public static String storedId(String eventId) {
+		if (!isWellFormed(eventId)) {
+			return malformedForm(eventId);
+		}
 		// At most three bytes per char (a supplementary character is two chars of four
 		// bytes), so short ids need no encoding.
 		if (eventId.length() <= MAX_VERBATIM_ID_BYTES / 3) {
@@ -277,12 +290,48 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (bytes.length <= MAX_VERBATIM_ID_BYTES) {
 			return eventId;
 		}
+		return new String(bytes, 0, wholeCharacters(bytes), StandardCharsets.UTF_8) + DIGEST_SEPARATOR
+				+ HexFormat.of().formatHex(Sha256.of(bytes));
+	}
+
+	private static boolean isWellFormed(String id) {
+		for (int i = 0; i < id.length(); i++) {
+			char c = id.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < id.length() && Character.isLowSurrogate(id.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * The stored form of an id with a lone surrogate. Its UTF-8 form (the encoder writes
+	 * {@code ?} for each lone surrogate) only makes it readable; the digest is of the
+	 * code units, which no encoder alters.
+	 */
+	private static String malformedForm(String eventId) {
+		byte[] utf8 = eventId.getBytes(StandardCharsets.UTF_8);
+		String prefix = new String(utf8, 0, wholeCharacters(utf8), StandardCharsets.UTF_8);
+		int padding = MAX_VERBATIM_ID_BYTES - prefix.getBytes(StandardCharsets.UTF_8).length;
+		ByteBuffer codeUnits = ByteBuffer.allocate(eventId.length() * Character.BYTES);
+		codeUnits.asCharBuffer().put(eventId);
+		return prefix + " ".repeat(padding) + MALFORMED_SEPARATOR
+				+ HexFormat.of().formatHex(Sha256.of(codeUnits.array()));
+	}
+
+	/** The length of the longest prefix of whole characters within the verbatim bytes. */
+	private static int wholeCharacters(byte[] utf8) {
+		if (utf8.length <= MAX_VERBATIM_ID_BYTES) {
+			return utf8.length;
+		}
 		int end = MAX_VERBATIM_ID_BYTES;
-		while (end > 0 && (bytes[end] & 0xC0) == 0x80) {
+		while (end > 0 && (utf8[end] & 0xC0) == 0x80) {
 			end--;
 		}
-		return new String(bytes, 0, end, StandardCharsets.UTF_8) + DIGEST_SEPARATOR
-				+ HexFormat.of().formatHex(Sha256.of(bytes));
+		return end;
 	}
 
 }

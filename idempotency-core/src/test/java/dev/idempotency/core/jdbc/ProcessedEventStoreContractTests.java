@@ -326,6 +326,42 @@ abstract class ProcessedEventStoreContractTests {
 		assertThat(storedIds(ascii)).singleElement().asString().startsWith(ascii + "#sha256:");
 	}
 
+	@Test
+	void idsThatDifferInALoneSurrogateAreDistinctEvents() {
+		// UTF-8 cannot encode a lone surrogate: a driver sends "?" in its place.
+		String prefix = randomId(8);
+		String high = prefix + "\uD800";
+		String low = prefix + "\uDC00";
+		String question = prefix + "?";
+		assertThat(store().markProcessed("billing", question)).isTrue();
+		assertThat(store().markProcessed("billing", high)).isTrue();
+		assertThat(store().markProcessed("billing", high)).isFalse();
+		assertThat(store().isProcessed("billing", high)).isTrue();
+		assertThat(store().isProcessed("billing", low)).isFalse();
+		assertThat(store().markAllProcessed("billing", List.of(low, high, question, low))).containsExactly(low);
+		assertThat(store().markAll("billing", List.of(prefix + "\uDBFF", high), List.of(1L, 2L)).marked())
+			.containsExactly(prefix + "\uDBFF");
+		assertThat(storedIds(prefix)).hasSize(4);
+		// Longer than any id stored as it is, and as long as the form of a long id.
+		assertThat(JdbcProcessedEventStore.storedId(high)).doesNotContain("\uD800")
+			.hasSize(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES + "#utf-16:".length() + 64)
+			.startsWith(question + " ")
+			.matches("(?s).*#utf-16:[0-9a-f]{64}");
+	}
+
+	@Test
+	void aLongIdWithALoneSurrogateIsStoredApartFromTheSameIdWellFormed() {
+		String prefix = randomId(JdbcProcessedEventStore.MAX_VERBATIM_ID_BYTES);
+		String wellFormed = prefix + "?";
+		String malformed = prefix + "\uDFFF";
+		assertThat(store().markProcessed("billing", wellFormed)).isTrue();
+		assertThat(store().markAllProcessed("billing", List.of(malformed, wellFormed))).containsExactly(malformed);
+		assertThat(store().mark("billing", malformed, 7L)).isEqualTo(Mark.DUPLICATE);
+		assertThat(storedIds(prefix)).hasSize(2)
+			.anySatisfy((stored) -> assertThat(stored).startsWith(prefix + "#sha256:"))
+			.anySatisfy((stored) -> assertThat(stored).startsWith(prefix + "#utf-16:"));
+	}
+
 	/** The stored ids of group billing that start with a prefix of letters and digits. */
 	protected List<String> storedIds(String prefix) {
 		return jdbc().queryForList(
