@@ -188,7 +188,7 @@ final class CrashablePostgres implements AutoCloseable {
 		view.setGroup(users.lookupPrincipalByGroupName("postgres"));
 	}
 
-	private static void deleteRecursively(Path path) throws IOException {
+	static void deleteRecursively(Path path) throws IOException {
 		if (!Files.exists(path)) {
 			return;
 		}
