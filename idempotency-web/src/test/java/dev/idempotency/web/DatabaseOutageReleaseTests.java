@@ -1,6 +1,5 @@
 package dev.idempotency.web;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -32,54 +31,56 @@ import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
 
 /**
- * PostgreSQL stops between the commit of a two-phase claim and the business transaction:
- * the request fails, and giving its claim back cannot reach the database either. The
- * release is retried in the background, so that once the database answers again the key
- * is free within moments, not at the end of its lease. Runs a PostgreSQL cluster of its
- * own (see {@link CrashablePostgres}).
+ * The database stops between the commit of a two-phase claim and the business
+ * transaction: the request fails, and giving its claim back cannot reach the database
+ * either. The release is retried in the background, so that once the database answers
+ * again the key is free within moments, not at the end of its lease. Each database's
+ * subclass runs a server of its own, which it crashes and starts again.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class DatabaseOutageReleaseTests {
+abstract class DatabaseOutageReleaseTests {
 
 	private static final Log log = LogFactory.getLog(DatabaseOutageReleaseTests.class);
 
-	private CrashablePostgres postgres;
-
 	private HikariDataSource pool;
 
+	/** Start the server for the first time and return its pool's settings. */
+	abstract HikariConfig startServer() throws Exception;
+
+	/** The schema script of the server's database. */
+	abstract String coreScript();
+
+	/** Crash the server: its connections die with it. */
+	abstract void crash();
+
+	/** Start the crashed server again. */
+	abstract void restart() throws Exception;
+
+	/** Remove the server and its files. */
+	abstract void removeServer() throws Exception;
+
 	@BeforeAll
-	void createCluster() throws Exception {
-		assumeTrue(CrashablePostgres.available(), "PostgreSQL's initdb and pg_ctl are needed in "
-				+ CrashablePostgres.BIN + " (-Didempotency.test.postgres-bin)");
-		this.postgres = new CrashablePostgres(
-				CrashablePostgres.home(Path.of("target", "outage-release").toAbsolutePath()));
-		this.postgres.start();
-		HikariConfig config = new HikariConfig();
-		config.setJdbcUrl(this.postgres.jdbcUrl());
-		config.setUsername("postgres");
-		config.setPassword("");
+	void createServer() throws Exception {
+		HikariConfig config = startServer();
 		config.setMaximumPoolSize(4);
 		config.setConnectionTimeout(500);
 		this.pool = new HikariDataSource(config);
 		SchemaScripts
-			.populator(SchemaScripts.CORE_SCRIPT,
+			.populator(coreScript(),
 					SchemaScripts.coreTables(JdbcIdempotencyKeyStore.DEFAULT_TABLE_NAME,
 							JdbcProcessedEventStore.DEFAULT_TABLE_NAME))
 			.execute(this.pool);
 	}
 
 	@AfterAll
-	void removeCluster() throws Exception {
+	void removePoolAndServer() throws Exception {
 		if (this.pool != null) {
 			this.pool.close();
 		}
-		if (this.postgres != null) {
-			this.postgres.close();
-		}
+		removeServer();
 	}
 
 	@Test
@@ -92,10 +93,10 @@ class DatabaseOutageReleaseTests {
 			MockMvc mvc = MockMvcBuilders.webAppContextSetup(context)
 				.addFilters(context.getBean(IdempotencyFilter.class))
 				.build();
-			context.getBean(HookedTransactionManager.class).beforeNextBusinessTransaction(this.postgres::crash);
+			context.getBean(HookedTransactionManager.class).beforeNextBusinessTransaction(this::crash);
 			assertThat(send(mvc, "k-outage")).isGreaterThanOrEqualTo(500);
 			int executions = context.getBean(Charges.class).executions.get();
-			this.postgres.start();
+			restart();
 			long restarted = System.nanoTime();
 			await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() -> claims() == 0);
 			log.info("Claim released " + Duration.ofNanos(System.nanoTime() - restarted).toMillis()
