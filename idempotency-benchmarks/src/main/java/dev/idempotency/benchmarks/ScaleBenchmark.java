@@ -24,6 +24,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.RetentionCleaner;
@@ -413,8 +414,9 @@ public final class ScaleBenchmark {
 		double without = inserts[0].get() / (window.toMillis() / 1e3);
 		RetentionCleaner cleaner = new RetentionCleaner(jdbc,
 				new TransactionTemplate(new DataSourceTransactionManager(dataSource)));
-		List<RetentionTarget> targets = List.of(RetentionTarget.idempotencyKeys("idempotency_key"),
-				RetentionTarget.processedEvents("processed_event", Duration.ofDays(7)));
+		List<RetentionTarget> targets = List.of(
+				RetentionTarget.idempotencyKeys("idempotency_key", DatabaseType.POSTGRESQL),
+				RetentionTarget.processedEvents("processed_event", Duration.ofDays(7), DatabaseType.POSTGRESQL));
 		long longest = 0;
 		long deleted = 0;
 		long batches = 0;

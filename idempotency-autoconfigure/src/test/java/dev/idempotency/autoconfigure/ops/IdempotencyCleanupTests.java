@@ -14,6 +14,7 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.RetentionCleaner;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.core.jdbc.SchemaScripts;
@@ -90,7 +91,8 @@ class IdempotencyCleanupTests {
 		jdbc.execute("ANALYZE idempotency_key");
 		logger.info("Inserted 1 000 000 expired keys in "
 				+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - insertStart) + " ms");
-		IdempotencyCleanup cleanup = cleanup(List.of(RetentionTarget.idempotencyKeys("idempotency_key")), 5_000,
+		IdempotencyCleanup cleanup = cleanup(
+				List.of(RetentionTarget.idempotencyKeys("idempotency_key", DatabaseType.POSTGRESQL)), 5_000,
 				Duration.ZERO);
 		AtomicBoolean cleaning = new AtomicBoolean(true);
 		AtomicLong inserted = new AtomicLong();
@@ -146,8 +148,8 @@ class IdempotencyCleanupTests {
 		jdbc.update("INSERT INTO processed_event (consumer_group, event_id, processed_at)"
 				+ " SELECT 'g', 'new' || i, now() - interval '6 days' FROM generate_series(1, 30) i");
 		IdempotencyCleanup cleanup = cleanup(
-				List.of(RetentionTarget.idempotencyKeys("idempotency_key"),
-						RetentionTarget.processedEvents("processed_event", Duration.ofDays(7))),
+				List.of(RetentionTarget.idempotencyKeys("idempotency_key", DatabaseType.POSTGRESQL), RetentionTarget
+					.processedEvents("processed_event", Duration.ofDays(7), DatabaseType.POSTGRESQL)),
 				100, Duration.ofMillis(1));
 		assertThat(cleanup.runOnce()).containsEntry("idempotency-keys", 250L).containsEntry("processed-events", 120L);
 		assertThat(count("idempotency_key")).isZero();
@@ -163,7 +165,8 @@ class IdempotencyCleanupTests {
 		List<String> threads = Collections.synchronizedList(new ArrayList<>());
 		IdempotencyCleanup cleanup = new IdempotencyCleanup(
 				new RetentionCleaner(jdbc, new TransactionTemplate(transactions)),
-				List.of(RetentionTarget.idempotencyKeys("idempotency_key")), new IdempotencyMetrics() {
+				List.of(RetentionTarget.idempotencyKeys("idempotency_key", DatabaseType.POSTGRESQL)),
+				new IdempotencyMetrics() {
 
 					@Override
 					public void outcome(String feature, Outcome outcome, long count) {

@@ -29,17 +29,9 @@ public record RetentionTarget(String name, String table, String condition, Objec
 
 	/**
 	 * Idempotency keys whose {@code expires_at} has passed, except claims whose lease is
-	 * still live: their request may still be running. In PostgreSQL's SQL.
-	 * @param table the key table
-	 * @return the target
-	 */
-	public static RetentionTarget idempotencyKeys(String table) {
-		return idempotencyKeys(table, DatabaseType.POSTGRESQL);
-	}
-
-	/**
-	 * Idempotency keys whose {@code expires_at} has passed, except claims whose lease is
-	 * still live, in a database's SQL.
+	 * still live (their request may still be running), in a database's SQL. There is no
+	 * default: a condition in another database's SQL may run and compare with another
+	 * clock (MariaDB's {@code now()} is the session's local time, the tables' times UTC).
 	 * @param table the key table
 	 * @param database the database of the table
 	 * @return the target
@@ -50,16 +42,6 @@ public record RetentionTarget(String name, String table, String condition, Objec
 			case POSTGRESQL -> PostgresKeyStatements.EXPIRED;
 			case MARIADB -> MariaDbKeyStatements.EXPIRED;
 		});
-	}
-
-	/**
-	 * Processed-event marks older than the retention, in PostgreSQL's SQL.
-	 * @param table the processed-event table
-	 * @param retention how long a mark protects against redelivery
-	 * @return the target
-	 */
-	public static RetentionTarget processedEvents(String table, Duration retention) {
-		return processedEvents(table, retention, DatabaseType.POSTGRESQL);
 	}
 
 	/**

@@ -87,7 +87,8 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 
 	@Override
 	protected long cleanUp() {
-		return cleaner.deleteAll(RetentionTarget.idempotencyKeys("idempotency_key"), 100, Duration.ZERO);
+		return cleaner.deleteAll(RetentionTarget.idempotencyKeys("idempotency_key", DatabaseType.POSTGRESQL), 100,
+				Duration.ZERO);
 	}
 
 	@Test

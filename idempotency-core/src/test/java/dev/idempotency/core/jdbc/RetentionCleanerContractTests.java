@@ -128,7 +128,7 @@ abstract class RetentionCleanerContractTests {
 		assertThat(count("processed_event")).isZero();
 	}
 
-	private void insertKeys(String prefix, int count, long expiresInMinutes) {
+	protected void insertKeys(String prefix, int count, long expiresInMinutes) {
 		jdbc().batchUpdate("INSERT INTO idempotency_key (scope, idempotency_key, request_hash, status, created_at,"
 				+ " expires_at) VALUES ('', ?, 'h', 'DONE', " + minutesFromNow(0) + ", "
 				+ minutesFromNow(expiresInMinutes) + ")", ids(prefix, count));
@@ -143,7 +143,7 @@ abstract class RetentionCleanerContractTests {
 		return IntStream.rangeClosed(1, count).mapToObj((i) -> new Object[] { prefix + i }).toList();
 	}
 
-	private long count(String tableAndCondition) {
+	protected long count(String tableAndCondition) {
 		Long count = jdbc().queryForObject("SELECT count(*) FROM " + tableAndCondition, Long.class);
 		return (count != null) ? count : 0;
 	}
