@@ -13,7 +13,6 @@ import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
 
@@ -33,8 +32,10 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-@PostgresTest
-class IdempotencyEndpointTests {
+/**
+ * The actuator endpoint, run once per database by a subclass.
+ */
+abstract class IdempotencyEndpointTests {
 
 	private static final StoredResponse RESPONSE = new StoredResponse(200,
 			Map.of("Content-Type", List.of("application/json")),

@@ -9,7 +9,6 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.core.jdbc.BacklogProbe;
 import dev.idempotency.core.jdbc.RetentionCleaner;
 import dev.idempotency.core.jdbc.RetentionTarget;
-import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,8 +23,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-@PostgresTest
-class IdempotencyHealthIndicatorTests {
+/**
+ * The health of the tables and of cleanup, run once per database by a subclass.
+ */
+abstract class IdempotencyHealthIndicatorTests {
 
 	private final JdbcTemplate admin;
 
@@ -43,10 +44,16 @@ class IdempotencyHealthIndicatorTests {
 					"idempotency.monitor.refresh-interval=0s");
 	}
 
+	/** The database's clock some time ago, as a SQL expression. */
+	abstract String ago(Duration age);
+
+	/** The type of a column of times in the database's UTC convention. */
+	abstract String timeType();
+
 	@BeforeEach
 	void emptyTables() {
-		this.admin.execute("CREATE TABLE IF NOT EXISTS outbox_rows (id bigint PRIMARY KEY, status text NOT NULL,"
-				+ " created_at timestamptz NOT NULL)");
+		this.admin.execute("CREATE TABLE IF NOT EXISTS outbox_rows (id bigint PRIMARY KEY, status varchar(16) NOT NULL,"
+				+ " created_at " + timeType() + " NOT NULL)");
 		this.admin.execute("DROP TABLE IF EXISTS idempotency_key, processed_event");
 		this.admin.execute("TRUNCATE outbox_rows");
 	}
@@ -57,9 +64,9 @@ class IdempotencyHealthIndicatorTests {
 			.run((context) -> {
 				IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
 				JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
-				insertKeys(jdbc, "now() - interval '30 minutes'");
+				insertKeys(jdbc, "soon-", ago(Duration.ofMinutes(30)));
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
-				insertKeys(jdbc, "now() - interval '2 hours'");
+				insertKeys(jdbc, "late-", ago(Duration.ofHours(2)));
 				Health down = health.health();
 				assertThat(down.getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
 				assertThat(table(down, "idempotency-keys")).containsEntry("status", "WARNING").containsKey("problem");
@@ -79,9 +86,12 @@ class IdempotencyHealthIndicatorTests {
 			.run((context) -> {
 				IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
 				JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
-				jdbc.update("INSERT INTO processed_event VALUES ('g', 'recent', now() - interval '1 day 5 hours')");
+				jdbc.update(
+						"INSERT INTO processed_event (consumer_group, event_id, processed_at) VALUES ('g', 'recent', "
+								+ ago(Duration.ofHours(29)) + ")");
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
-				jdbc.update("INSERT INTO processed_event VALUES ('g', 'old', now() - interval '1 day 7 hours')");
+				jdbc.update("INSERT INTO processed_event (consumer_group, event_id, processed_at) VALUES ('g', 'old', "
+						+ ago(Duration.ofHours(31)) + ")");
 				assertThat(health.health().getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
 				jdbc.update("DELETE FROM processed_event WHERE event_id = 'old'");
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
@@ -96,7 +106,7 @@ class IdempotencyHealthIndicatorTests {
 			.run((context) -> {
 				IdempotencyHealthIndicator health = context.getBean(IdempotencyHealthIndicator.class);
 				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
-				this.admin.update("INSERT INTO outbox_rows VALUES (1, 'DEAD', now())");
+				this.admin.update("INSERT INTO outbox_rows VALUES (1, 'DEAD', " + ago(Duration.ZERO) + ")");
 				Health down = health.health();
 				assertThat(down.getStatus()).isEqualTo(IdempotencyHealthIndicator.WARNING);
 				assertThat(backlog(down, "outbox-dead")).containsEntry("rows", 1L).containsEntry("status", "WARNING");
@@ -159,10 +169,13 @@ class IdempotencyHealthIndicatorTests {
 		return ((Map<String, Map<String, Object>>) health.getDetails().get("backlogs")).get(name);
 	}
 
-	private static void insertKeys(JdbcTemplate jdbc, String expiresAt) {
-		jdbc.update("INSERT INTO idempotency_key (scope, idempotency_key, request_hash, status, created_at, expires_at)"
-				+ " SELECT '', md5(random()::text) || i, 'h', 'DONE', now(), " + expiresAt
-				+ " FROM generate_series(1, 10) i");
+	private static void insertKeys(JdbcTemplate jdbc, String prefix, String expiresAt) {
+		for (int i = 1; i <= 10; i++) {
+			jdbc.update(
+					"INSERT INTO idempotency_key (scope, idempotency_key, request_hash, status, created_at,"
+							+ " expires_at) VALUES ('', ?, 'h', 'DONE', " + expiresAt + ", " + expiresAt + ")",
+					prefix + i);
+		}
 	}
 
 }
