@@ -78,7 +78,10 @@ class Replica {
 				// shutdown, the listener containers' stop, the pool closed last.
 				"--logging.level.org.springframework.boot.tomcat.GracefulShutdown=INFO",
 				"--logging.level.org.springframework.kafka.listener.KafkaMessageListenerContainer=INFO",
-				"--logging.level.com.zaxxer.hikari.HikariDataSource=INFO", "--idempotency.cleanup.initial-delay=2s",
+				"--logging.level.com.zaxxer.hikari.HikariDataSource=INFO",
+				// Every failed send of a row, with its cause, and every lease reaped.
+				"--logging.level.dev.idempotency.outbox.RelayDelivery=DEBUG",
+				"--logging.level.dev.idempotency.outbox.RelayReaper=INFO", "--idempotency.cleanup.initial-delay=2s",
 				"--idempotency.cleanup.interval=2s",
 				"--spring.kafka.producer.properties.interceptor.classes=" + ProducerFault.class.getName()));
 		for (String override : overrides) {
