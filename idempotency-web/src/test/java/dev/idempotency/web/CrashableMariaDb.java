@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.jspecify.annotations.Nullable;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 /**
  * A MariaDB server of a test's own, under {@code target/}, on a free port, that the test
  * may crash: {@code SIGKILL} ends the server at once, and the next start recovers from
@@ -53,14 +55,18 @@ final class CrashableMariaDb implements AutoCloseable {
 		if (this.asRoot) {
 			install.add("--user=root");
 		}
-		run(install);
+		CrashablePostgres.runLogged(home, install);
 		// A test JVM that ends without closing (killed, timed out) leaves no server
 		// behind.
 		Runtime.getRuntime().addShutdownHook(new Thread(this::crash, "claim-crash-mariadb"));
 	}
 
-	static boolean available() {
-		return Files.isExecutable(BIN.resolve("mariadbd")) && Files.isExecutable(INSTALL);
+	/** Skip the test class, saying why, where MariaDB's server binaries are missing. */
+	static void assumeAvailable() {
+		assumeTrue(Files.isExecutable(BIN.resolve("mariadbd")) && Files.isExecutable(INSTALL),
+				"MariaDB's mariadbd and mariadb-install-db are needed in " + BIN
+						+ " (-Didempotency.test.mariadb-bin) and at " + INSTALL
+						+ " (-Didempotency.test.mariadb-install-db)");
 	}
 
 	void start() throws InterruptedException {
@@ -124,29 +130,6 @@ final class CrashableMariaDb implements AutoCloseable {
 	public void close() throws IOException {
 		crash();
 		CrashablePostgres.deleteRecursively(this.home);
-	}
-
-	private void run(List<String> command) {
-		try {
-			Process process = new ProcessBuilder(command).redirectErrorStream(true)
-				.redirectOutput(ProcessBuilder.Redirect.appendTo(this.home.resolve("commands.log").toFile()))
-				.start();
-			if (!process.waitFor(3, TimeUnit.MINUTES)) {
-				process.destroyForcibly();
-				throw new IllegalStateException("Timed out: " + command);
-			}
-			if (process.exitValue() != 0) {
-				throw new IllegalStateException("Failed (" + process.exitValue() + "): " + command + "; see "
-						+ this.home.resolve("commands.log"));
-			}
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
 	}
 
 }

@@ -17,6 +17,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 /**
  * A PostgreSQL cluster of a test's own, under {@code target/}, on a free port, that the
  * test may crash: {@code pg_ctl stop -m immediate} ends every server process at once,
@@ -92,8 +94,12 @@ final class CrashablePostgres implements AutoCloseable {
 		}
 	}
 
-	static boolean available() {
-		return Files.isExecutable(BIN.resolve("pg_ctl")) && Files.isExecutable(BIN.resolve("initdb"));
+	/**
+	 * Skip the test class, saying why, where PostgreSQL's server binaries are missing.
+	 */
+	static void assumeAvailable() {
+		assumeTrue(Files.isExecutable(BIN.resolve("pg_ctl")) && Files.isExecutable(BIN.resolve("initdb")),
+				"PostgreSQL's initdb and pg_ctl are needed in " + BIN + " (-Didempotency.test.postgres-bin)");
 	}
 
 	void start() {
@@ -159,17 +165,25 @@ final class CrashablePostgres implements AutoCloseable {
 	}
 
 	private void runAsRoot(String... command) {
+		runLogged(this.home, List.of(command));
+	}
+
+	/**
+	 * Run a command of a test server, its output appended to {@code commands.log} in the
+	 * server's home, and fail naming that log and the server's when it fails.
+	 */
+	static void runLogged(Path home, List<String> command) {
 		try {
 			Process process = new ProcessBuilder(command).redirectErrorStream(true)
-				.redirectOutput(ProcessBuilder.Redirect.appendTo(this.home.resolve("commands.log").toFile()))
+				.redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("commands.log").toFile()))
 				.start();
 			if (!process.waitFor(3, TimeUnit.MINUTES)) {
 				process.destroyForcibly();
-				throw new IllegalStateException("Timed out: " + List.of(command));
+				throw new IllegalStateException("Timed out: " + command);
 			}
 			if (process.exitValue() != 0) {
-				throw new IllegalStateException("Failed (" + process.exitValue() + "): " + List.of(command) + "; see "
-						+ this.home.resolve("commands.log") + " and " + this.home.resolve("log"));
+				throw new IllegalStateException("Failed (" + process.exitValue() + "): " + command + "; see "
+						+ home.resolve("commands.log") + " and " + home.resolve("log"));
 			}
 		}
 		catch (IOException ex) {

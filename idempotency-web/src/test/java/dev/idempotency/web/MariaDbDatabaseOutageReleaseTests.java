@@ -6,8 +6,6 @@ import com.zaxxer.hikari.HikariConfig;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.SchemaScripts;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 /**
  * {@link DatabaseOutageReleaseTests} on a MariaDB server of the test's own (see
  * {@link CrashableMariaDb}).
@@ -18,10 +16,7 @@ class MariaDbDatabaseOutageReleaseTests extends DatabaseOutageReleaseTests {
 
 	@Override
 	HikariConfig startServer() throws Exception {
-		assumeTrue(CrashableMariaDb.available(),
-				"MariaDB's mariadbd and mariadb-install-db are needed in " + CrashableMariaDb.BIN
-						+ " (-Didempotency.test.mariadb-bin) and at " + CrashableMariaDb.INSTALL
-						+ " (-Didempotency.test.mariadb-install-db)");
+		CrashableMariaDb.assumeAvailable();
 		this.mariaDb = new CrashableMariaDb(Path.of("target", "outage-release-mariadb").toAbsolutePath());
 		this.mariaDb.start();
 		HikariConfig config = new HikariConfig();

@@ -14,8 +14,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 /**
  * {@link TwoPhaseClaimCrashTests} on a MariaDB server of the test's own, killed with
  * {@code SIGKILL}. A commit writes its redo log itself with
@@ -31,10 +29,7 @@ class MariaDbTwoPhaseClaimCrashTests extends TwoPhaseClaimCrashTests {
 
 	@BeforeAll
 	void createServer() throws Exception {
-		assumeTrue(CrashableMariaDb.available(),
-				"MariaDB's mariadbd and mariadb-install-db are needed in " + CrashableMariaDb.BIN
-						+ " (-Didempotency.test.mariadb-bin) and at " + CrashableMariaDb.INSTALL
-						+ " (-Didempotency.test.mariadb-install-db)");
+		CrashableMariaDb.assumeAvailable();
 		this.mariaDb = new CrashableMariaDb(Path.of("target", "claim-crash-mariadb").toAbsolutePath());
 		this.mariaDb.start();
 		SchemaScripts

@@ -5,8 +5,6 @@ import java.nio.file.Path;
 import com.zaxxer.hikari.HikariConfig;
 import dev.idempotency.core.jdbc.SchemaScripts;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 /**
  * {@link DatabaseOutageReleaseTests} on a PostgreSQL cluster of the test's own (see
  * {@link CrashablePostgres}).
@@ -17,8 +15,7 @@ class PostgresDatabaseOutageReleaseTests extends DatabaseOutageReleaseTests {
 
 	@Override
 	HikariConfig startServer() throws Exception {
-		assumeTrue(CrashablePostgres.available(), "PostgreSQL's initdb and pg_ctl are needed in "
-				+ CrashablePostgres.BIN + " (-Didempotency.test.postgres-bin)");
+		CrashablePostgres.assumeAvailable();
 		this.postgres = new CrashablePostgres(
 				CrashablePostgres.home(Path.of("target", "outage-release").toAbsolutePath()));
 		this.postgres.start();

@@ -12,8 +12,6 @@ import org.junit.jupiter.api.BeforeAll;
 
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 /**
  * {@link TwoPhaseClaimCrashTests} on a PostgreSQL cluster of the test's own. The WAL
  * writer is stopped before the claim, so that whatever a commit does not write itself is
@@ -27,8 +25,7 @@ class PostgresTwoPhaseClaimCrashTests extends TwoPhaseClaimCrashTests {
 
 	@BeforeAll
 	void createCluster() throws Exception {
-		assumeTrue(CrashablePostgres.available(), "PostgreSQL's initdb and pg_ctl are needed in "
-				+ CrashablePostgres.BIN + " (-Didempotency.test.postgres-bin)");
+		CrashablePostgres.assumeAvailable();
 		this.postgres = new CrashablePostgres(
 				CrashablePostgres.home(Path.of("target", "claim-crash").toAbsolutePath()));
 		this.postgres.start();
