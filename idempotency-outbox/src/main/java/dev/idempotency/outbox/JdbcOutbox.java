@@ -2,7 +2,6 @@ package dev.idempotency.outbox;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -16,18 +15,20 @@ import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.HeaderCodec;
+import dev.idempotency.core.jdbc.TableNames;
 import dev.idempotency.outbox.OutboxMessage.OrderKey;
+import dev.idempotency.outbox.OutboxStatements.NewRow;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.ConnectionHolder;
-import org.springframework.jdbc.support.SqlArrayValue;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * {@link Outbox} on PostgreSQL, on the connection of the caller's transaction, which must
@@ -103,7 +104,7 @@ public class JdbcOutbox implements Outbox {
 
 	private final JsonMapper jsonMapper;
 
-	private final OutboxStatements sql;
+	private final SingletonSupplier<OutboxStatements> sql;
 
 	private final List<Runnable> commitListeners = new CopyOnWriteArrayList<>();
 
@@ -135,12 +136,27 @@ public class JdbcOutbox implements Outbox {
 	 * @param tableName the table name, optionally schema-qualified
 	 */
 	public JdbcOutbox(DataSource dataSource, JsonMapper jsonMapper, String tableName) {
+		this(dataSource, jsonMapper, tableName, null);
+	}
+
+	/**
+	 * Create an outbox on the given table of the given database.
+	 * @param dataSource the data source of the business transactions
+	 * @param jsonMapper serializes object payloads
+	 * @param tableName the table name, optionally schema-qualified
+	 * @param database the database, or {@code null} to ask the data source at the first
+	 * append
+	 * @since 0.2.0
+	 */
+	public JdbcOutbox(DataSource dataSource, JsonMapper jsonMapper, String tableName, @Nullable DatabaseType database) {
 		Assert.notNull(dataSource, "dataSource must not be null");
 		Assert.notNull(jsonMapper, "jsonMapper must not be null");
+		String table = TableNames.check(tableName);
 		this.dataSource = dataSource;
 		this.jdbc = new NamedParameterJdbcTemplate(dataSource);
 		this.jsonMapper = jsonMapper;
-		this.sql = new OutboxStatements(tableName);
+		this.sql = SingletonSupplier.of(() -> OutboxStatements.of(table,
+				(database != null) ? database : DatabaseType.of(this.jdbc.getJdbcOperations())));
 	}
 
 	/**
@@ -271,45 +287,16 @@ public class JdbcOutbox implements Outbox {
 			return List.of();
 		}
 		int lock = appends.lock(rows);
-		int size = rows.size();
-		String[] destinations = new String[size];
-		String[] messageKeys = new String[size];
-		byte[][] payloads = new byte[size][];
-		String[] headers = new String[size];
-		String[] eventIds = new String[size];
-		String[] eventTypes = new String[size];
-		String[] idempotencyKeys = new String[size];
-		for (int i = 0; i < size; i++) {
-			Row row = rows.get(i);
-			destinations[i] = row.message().getDestination();
-			messageKeys[i] = row.message().getMessageKey();
-			payloads[i] = row.payload();
-			headers[i] = row.headers();
-			eventIds[i] = row.message().getEventId();
-			eventTypes[i] = row.message().getEventType();
-			idempotencyKeys[i] = row.message().getIdempotencyKey();
-		}
-		MapSqlParameterSource parameters = new MapSqlParameterSource()
-			.addValue("destinations", new SqlArrayValue("varchar", (Object[]) destinations))
-			.addValue("message_keys", new SqlArrayValue("varchar", (Object[]) messageKeys))
-			.addValue("payloads", new SqlArrayValue("bytea", (Object[]) payloads))
-			.addValue("headers", new SqlArrayValue("text", (Object[]) headers))
-			.addValue("event_ids", new SqlArrayValue("varchar", (Object[]) eventIds))
-			.addValue("event_types", new SqlArrayValue("varchar", (Object[]) eventTypes))
-			.addValue("idempotency_keys", new SqlArrayValue("varchar", (Object[]) idempotencyKeys))
-			.addValue("key_lock", lock, Types.INTEGER);
-		// Ids are drawn in the order of the rows, so sorted they are the rows' ids in
-		// order, whatever order RETURNING gives them in.
-		List<Long> ids = new ArrayList<>(this.jdbc.queryForList(insert(), parameters, Long.class));
-		Assert.state(ids.size() == size,
-				() -> "The outbox insert returned " + ids.size() + " ids for " + size + " messages");
-		ids.sort(null);
+		List<NewRow> newRows = rows.stream()
+			.map((row) -> new NewRow(row.message().getDestination(), row.message().getMessageKey(), row.payload(),
+					row.headers(), row.message().getEventId(), row.message().getEventType(),
+					row.message().getIdempotencyKey()))
+			.toList();
+		List<Long> ids = this.sql.get().insert(this.jdbc, newRows, lock, this.notifyRelays);
+		Assert.state(ids.size() == rows.size(),
+				() -> "The outbox insert returned " + ids.size() + " ids for " + rows.size() + " messages");
 		appends.written();
 		return ids;
-	}
-
-	private String insert() {
-		return this.notifyRelays ? this.sql.insertNotifying : this.sql.insert;
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 
 import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.TableNames;
 import dev.idempotency.core.jdbc.TableProbe;
 import org.apache.commons.logging.Log;
@@ -12,10 +13,10 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcOperations;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * The rows of an outbox table that the relay gave up on ({@code DEAD}), for manual
@@ -44,7 +45,7 @@ public final class OutboxDeadRows {
 
 	private final String table;
 
-	private final OutboxStatements sql;
+	private final SingletonSupplier<OutboxStatements> sql;
 
 	/**
 	 * Create an accessor of the dead rows of an outbox table.
@@ -52,10 +53,22 @@ public final class OutboxDeadRows {
 	 * @param table the outbox table, optionally schema-qualified
 	 */
 	public OutboxDeadRows(JdbcOperations jdbc, String table) {
+		this(jdbc, table, null);
+	}
+
+	/**
+	 * Create an accessor of the dead rows of an outbox table on the given database.
+	 * @param jdbc JDBC access to the outbox's database
+	 * @param table the outbox table, optionally schema-qualified
+	 * @param database the database, or {@code null} to ask at the first call
+	 * @since 0.2.0
+	 */
+	public OutboxDeadRows(JdbcOperations jdbc, String table, @Nullable DatabaseType database) {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		this.jdbc = new NamedParameterJdbcTemplate(jdbc);
 		this.table = TableNames.check(table);
-		this.sql = new OutboxStatements(this.table);
+		this.sql = SingletonSupplier
+			.of(() -> OutboxStatements.of(this.table, (database != null) ? database : DatabaseType.of(jdbc)));
 	}
 
 	/**
@@ -65,10 +78,7 @@ public final class OutboxDeadRows {
 	 */
 	public List<DeadRow> list(int limit) {
 		Assert.isTrue(limit > 0, "limit must be positive");
-		return this.jdbc.query(this.sql.listDead, new MapSqlParameterSource("limit", limit),
-				(rs, row) -> new DeadRow(rs.getLong("id"), rs.getString("destination"), rs.getString("message_key"),
-						rs.getString("event_id"), rs.getString("idempotency_key"), rs.getInt("attempts"),
-						rs.getString("last_error"), rs.getTimestamp("created_at").toInstant()));
+		return this.sql.get().listDead(this.jdbc, limit);
 	}
 
 	/**
@@ -77,7 +87,7 @@ public final class OutboxDeadRows {
 	 * @return whether a dead row with that id was re-driven
 	 */
 	public boolean redrive(long id) {
-		boolean redriven = this.jdbc.update(this.sql.redrive, new MapSqlParameterSource("id", id)) == 1;
+		boolean redriven = this.sql.get().redrive(this.jdbc, id) == 1;
 		if (redriven) {
 			logger.info("Outbox row " + id + " of " + this.table + " re-driven from DEAD to PENDING");
 		}
@@ -89,7 +99,7 @@ public final class OutboxDeadRows {
 	 * @return how many rows were re-driven
 	 */
 	public int redriveAll() {
-		int redriven = this.jdbc.update(this.sql.redriveAll, new MapSqlParameterSource());
+		int redriven = this.sql.get().redrive(this.jdbc, null);
 		if (redriven > 0) {
 			logger.info(redriven + " outbox rows of " + this.table + " re-driven from DEAD to PENDING");
 		}

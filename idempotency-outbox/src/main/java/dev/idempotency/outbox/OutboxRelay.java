@@ -10,6 +10,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.internal.StoreTransactionManagers;
+import dev.idempotency.core.jdbc.DatabaseType;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -22,9 +23,9 @@ import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.Assert;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Delivers outbox rows at least once, in order per destination and message key, from any
@@ -127,9 +128,11 @@ public final class OutboxRelay
 		PlatformTransactionManager transactionManager = (builder.transactionManager != null)
 				? transactionManagerChecks().find(builder.transactionManager, null, builder.dataSource, null)
 				: new DataSourceTransactionManager(builder.dataSource);
-		TransactionTemplate transactions = new TransactionTemplate(transactionManager);
-		transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-		OutboxStatements sql = new OutboxStatements(builder.table);
+		String table = builder.table;
+		DatabaseType database = builder.database;
+		SingletonSupplier<OutboxStatements> sql = SingletonSupplier.of(() -> OutboxStatements.of(table,
+				(database != null) ? database : DatabaseType.of(jdbc.getJdbcOperations())));
+		TransactionTemplate transactions = new RelayTransactions(transactionManager, sql);
 		this.destinations = List.copyOf(builder.destinations);
 		this.mode = builder.mode;
 		this.lease = builder.lease;

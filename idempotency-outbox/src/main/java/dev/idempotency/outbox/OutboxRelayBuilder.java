@@ -7,6 +7,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.jdbc.DatabaseType;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -68,6 +69,8 @@ public final class OutboxRelayBuilder {
 	@Nullable PlatformTransactionManager transactionManager;
 
 	String table = JdbcOutbox.DEFAULT_TABLE_NAME;
+
+	@Nullable DatabaseType database;
 
 	final List<OutboxDestination> destinations = new ArrayList<>();
 
@@ -131,6 +134,19 @@ public final class OutboxRelayBuilder {
 	public OutboxRelayBuilder table(String table) {
 		Assert.hasText(table, "table must not be empty");
 		this.table = table;
+		return this;
+	}
+
+	/**
+	 * Set the database of the outbox table (default: the data source is asked at the
+	 * relay's first cycle).
+	 * @param database the database
+	 * @return this builder
+	 * @since 0.2.0
+	 */
+	public OutboxRelayBuilder database(DatabaseType database) {
+		Assert.notNull(database, "database must not be null");
+		this.database = database;
 		return this;
 	}
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.ExpectedTable;
 import dev.idempotency.core.jdbc.RetentionTarget;
 
@@ -18,7 +19,7 @@ import org.springframework.util.Assert;
  */
 public final class OutboxSchema {
 
-	/** The schema script of the outbox table, on the class path. */
+	/** The schema script of the outbox table for PostgreSQL, on the class path. */
 	public static final String SCRIPT = "dev/idempotency/outbox/schema-postgresql.sql";
 
 	/** The Liquibase changelog of the outbox table, on the class path. */
@@ -40,13 +41,24 @@ public final class OutboxSchema {
 	}
 
 	/**
+	 * Return the schema script of the outbox for a database, on the class path.
+	 * @param database the database
+	 * @return the class path location of the script
+	 * @since 0.2.0
+	 */
+	public static String script(DatabaseType database) {
+		Assert.notNull(database, "database must not be null");
+		return "dev/idempotency/outbox/schema-" + database.getVendor() + ".sql";
+	}
+
+	/**
 	 * The table name by placeholder name, for
 	 * {@link dev.idempotency.core.jdbc.SchemaScripts#render}.
 	 * @param table the outbox table
 	 * @return the map
 	 */
 	public static Map<String, String> tables(String table) {
-		return Map.of("outbox", table);
+		return Map.of("outbox", table, "outbox_lock", MariaDbOutboxStatements.lockTable(table));
 	}
 
 	/**
@@ -64,12 +76,13 @@ public final class OutboxSchema {
 	 * undelivered rows are never deleted.
 	 * @param table the outbox table
 	 * @param retention how long published rows are kept, for inspection and re-drive
+	 * @param database the database of the table
 	 * @return the target
 	 */
-	public static RetentionTarget publishedRows(String table, Duration retention) {
+	public static RetentionTarget publishedRows(String table, Duration retention, DatabaseType database) {
 		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
-		return new RetentionTarget("outbox-published", table,
-				OutboxStatements.PUBLISHED + " AND published_at < now() - ? * interval '1 millisecond'",
+		Assert.notNull(database, "database must not be null");
+		return new RetentionTarget("outbox-published", table, OutboxStatements.of(table, database).publishedBefore(),
 				retention.toMillis());
 	}
 

@@ -12,14 +12,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import dev.idempotency.core.jdbc.HeaderCodec;
 import dev.idempotency.outbox.OutboxMessage.OrderKey;
+import dev.idempotency.outbox.OutboxStatements.Claim;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
-import org.springframework.jdbc.support.SqlArrayValue;
+import org.springframework.util.Assert;
 
 /**
  * Claims the batches of one relay: visits the keys that have unpublished rows, starting
@@ -49,7 +51,7 @@ final class RelayClaims {
 
 	private final NamedParameterJdbcTemplate jdbc;
 
-	private final OutboxStatements sql;
+	private final Supplier<OutboxStatements> sql;
 
 	private final int batchSize;
 
@@ -65,8 +67,8 @@ final class RelayClaims {
 
 	private String cursorKey = "";
 
-	RelayClaims(NamedParameterJdbcTemplate jdbc, OutboxStatements sql, int batchSize, long maxBatchBytes, String owner,
-			Duration lease) {
+	RelayClaims(NamedParameterJdbcTemplate jdbc, Supplier<OutboxStatements> sql, int batchSize, long maxBatchBytes,
+			String owner, Duration lease) {
 		this.jdbc = jdbc;
 		this.sql = sql;
 		this.batchSize = batchSize;
@@ -82,8 +84,7 @@ final class RelayClaims {
 	 * @return the claimed rows, in id order
 	 */
 	List<ClaimedRow> claim(OutboxStatus claimedStatus) {
-		List<ClaimedRow> batch = new ArrayList<>(
-				this.jdbc.query(this.sql.claim, claimParameters(visitKeys(), claimedStatus), RelayClaims::claimed));
+		List<ClaimedRow> batch = new ArrayList<>(this.sql.get().claim(this.jdbc, claim(visitKeys(), claimedStatus)));
 		batch.sort(Comparator.comparingLong(ClaimedRow::id));
 		return batch;
 	}
@@ -98,7 +99,7 @@ final class RelayClaims {
 		rows.forEach((row) -> byId.put(row.id(), row));
 		Map<Long, OutboxMessage> messages = new HashMap<>();
 		Map<Long, String> unreadable = new HashMap<>();
-		this.jdbc.query(this.sql.load, new MapSqlParameterSource("ids", ids(rows)), (rs) -> {
+		this.sql.get().load(this.jdbc, rows.stream().map(ClaimedRow::id).toList(), (rs) -> {
 			ClaimedRow row = byId.get(rs.getLong("id"));
 			try {
 				messages.put(row.id(), message(row, rs));
@@ -129,25 +130,15 @@ final class RelayClaims {
 	 * visit by a walk of the index
 	 */
 	List<String> explainClaim(OutboxStatus claimedStatus) {
-		String explain = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ";
-		List<String> plans = new ArrayList<>(this.jdbc.queryForList(explain + this.sql.visitKeys,
-				visitParameters(this.cursorDestination, this.cursorKey, this.batchSize), String.class));
-		plans.addAll(this.jdbc.queryForList(explain + this.sql.claim, claimParameters(visitKeys(), claimedStatus),
-				String.class));
-		plans.addAll(this.jdbc.queryForList(explain + this.sql.scanKeys, visitParameters("", "", this.batchSize),
-				String.class));
-		return plans;
+		Assert.state(this.sql.get() instanceof PostgresOutboxStatements, "Plans are explained on PostgreSQL only");
+		MapSqlParameterSource visit = visitParameters(this.cursorDestination, this.cursorKey, this.batchSize);
+		return ((PostgresOutboxStatements) this.sql.get()).explain(this.jdbc, visit, claim(visitKeys(), claimedStatus),
+				visitParameters("", "", this.batchSize));
 	}
 
-	private MapSqlParameterSource claimParameters(Visit visit, OutboxStatus claimedStatus) {
-		return new MapSqlParameterSource()
-			.addValue("heads", new SqlArrayValue("bigint", visit.keys().stream().map(VisitedKey::id).toArray()))
-			.addValue("batch_size", this.batchSize)
-			.addValue("max_bytes", this.maxBatchBytes)
-			.addValue("few_keys", visit.fewKeys())
-			.addValue("claimed_status", claimedStatus.name())
-			.addValue("owner", this.owner)
-			.addValue("lease_millis", this.lease.toMillis());
+	private Claim claim(Visit visit, OutboxStatus claimedStatus) {
+		return new Claim(visit.keys().stream().map(VisitedKey::id).toList(), this.batchSize, this.maxBatchBytes,
+				visit.fewKeys(), claimedStatus, this.owner, this.lease);
 	}
 
 	private static MapSqlParameterSource visitParameters(String fromDestination, String fromKey, int limit) {
@@ -194,7 +185,7 @@ final class RelayClaims {
 	private Range visitKeys(String fromDestination, String fromKey, int limit) {
 		MapSqlParameterSource parameters = visitParameters(fromDestination, fromKey, limit);
 		if (this.visitsUntilScan <= 0) {
-			List<VisitedKey> rows = this.jdbc.query(this.sql.scanKeys, parameters, RelayClaims::visited);
+			List<VisitedKey> rows = this.sql.get().scanKeys(this.jdbc, parameters);
 			Range range = range(rows, limit);
 			// The walk reached the end of the keys, found a batch of them, or passed as
 			// many keys as the probes would in as many entries (held by another relay or
@@ -207,7 +198,7 @@ final class RelayClaims {
 		else {
 			this.visitsUntilScan--;
 		}
-		return range(this.jdbc.query(this.sql.visitKeys, parameters, RelayClaims::visited), limit);
+		return range(this.sql.get().visitKeys(this.jdbc, parameters), limit);
 	}
 
 	/**
@@ -233,20 +224,6 @@ final class RelayClaims {
 		return new Range(claimable, last);
 	}
 
-	private static VisitedKey visited(ResultSet rs, int row) throws SQLException {
-		return new VisitedKey(rs.getString("destination"), rs.getString("message_key"), rs.getLong("id"),
-				rs.getBoolean("head"), rs.getBoolean("claimable"), rs.getBoolean("last"), rs.getLong("heads"));
-	}
-
-	private static ClaimedRow claimed(ResultSet rs, int row) throws SQLException {
-		// The claim counted this send: the message tells the destination about the
-		// earlier ones.
-		int sends = rs.getInt("attempts");
-		return new ClaimedRow(rs.getLong("id"), rs.getString("destination"), rs.getString("message_key"), sends - 1,
-				rs.getTimestamp("created_at").toInstant(), rs.getLong("age_millis"),
-				sends - rs.getInt("attempts_before_redrive"));
-	}
-
 	private static OutboxMessage message(ClaimedRow row, ResultSet rs) throws SQLException {
 		Map<String, String> headers = new LinkedHashMap<>();
 		String text = rs.getString("headers");
@@ -257,10 +234,6 @@ final class RelayClaims {
 		return new OutboxMessage(row.id(), row.destination(), row.messageKey(), rs.getBytes("payload"), headers,
 				rs.getString("event_id"), rs.getString("event_type"), rs.getString("idempotency_key"), row.attempts(),
 				row.createdAt());
-	}
-
-	private static SqlArrayValue ids(List<ClaimedRow> rows) {
-		return new SqlArrayValue("bigint", rows.stream().map(ClaimedRow::id).toArray());
 	}
 
 	/**
@@ -275,8 +248,8 @@ final class RelayClaims {
 	 * @param last whether it is the last entry the visit was allowed
 	 * @param heads how many keys the visit passed up to this row
 	 */
-	private record VisitedKey(String destination, String messageKey, long id, boolean head, boolean claimable,
-			boolean last, long heads) {
+	record VisitedKey(String destination, String messageKey, long id, boolean head, boolean claimable, boolean last,
+			long heads) {
 
 		OrderKey orderKey() {
 			return new OrderKey(this.destination, this.messageKey);

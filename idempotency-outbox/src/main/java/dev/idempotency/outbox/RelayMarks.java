@@ -1,15 +1,14 @@
 package dev.idempotency.outbox;
 
 import java.util.List;
+import java.util.function.Supplier;
 
 import dev.idempotency.outbox.RelayDelivery.Outcome;
 import dev.idempotency.outbox.RelayDelivery.Release;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
-import org.springframework.jdbc.support.SqlArrayValue;
 
 /**
  * Writes the outcome of a delivery: one statement marks the delivered rows PUBLISHED (or
@@ -23,25 +22,23 @@ final class RelayMarks {
 
 	private final NamedParameterJdbcTemplate jdbc;
 
-	private final OutboxStatements sql;
+	private final Supplier<OutboxStatements> sql;
 
 	private final String owner;
 
-	private final String published;
+	private final boolean deletePublished;
 
-	RelayMarks(NamedParameterJdbcTemplate jdbc, OutboxStatements sql, String owner, boolean deletePublished) {
+	RelayMarks(NamedParameterJdbcTemplate jdbc, Supplier<OutboxStatements> sql, String owner, boolean deletePublished) {
 		this.jdbc = jdbc;
 		this.sql = sql;
 		this.owner = owner;
-		this.published = deletePublished ? sql.deletePublished : sql.published;
+		this.deletePublished = deletePublished;
 	}
 
 	void write(Outcome outcome, OutboxStatus claimedStatus) {
 		if (!outcome.published().isEmpty()) {
-			int marked = this.jdbc.update(this.published,
-					new MapSqlParameterSource("ids", new SqlArrayValue("bigint", outcome.published().toArray()))
-						.addValue("owner", this.owner)
-						.addValue("claimed_status", claimedStatus.name()));
+			int marked = this.sql.get()
+				.published(this.jdbc, outcome.published(), this.owner, claimedStatus, this.deletePublished);
 			if (marked < outcome.published().size()) {
 				logger.info((outcome.published().size() - marked) + " delivered outbox rows had lost their lease "
 						+ "to another relay; they may be delivered again");
@@ -63,16 +60,7 @@ final class RelayMarks {
 	}
 
 	private void release(List<Release> released, OutboxStatus claimedStatus) {
-		this.jdbc.update(this.sql.release, new MapSqlParameterSource()
-			.addValue("ids", new SqlArrayValue("bigint", released.stream().map(Release::id).toArray()))
-			.addValue("statuses",
-					new SqlArrayValue("text", released.stream().map((release) -> release.status().name()).toArray()))
-			.addValue("delays_millis",
-					new SqlArrayValue("bigint", released.stream().map(Release::delayMillis).toArray()))
-			.addValue("errors", new SqlArrayValue("text", released.stream().map(Release::error).toArray()))
-			.addValue("sent", new SqlArrayValue("boolean", released.stream().map(Release::sent).toArray()))
-			.addValue("owner", this.owner)
-			.addValue("claimed_status", claimedStatus.name()));
+		this.sql.get().release(this.jdbc, released, this.owner, claimedStatus);
 	}
 
 }

@@ -1,9 +1,10 @@
 package dev.idempotency.outbox;
 
+import java.util.function.Supplier;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -22,9 +23,9 @@ final class RelayReaper {
 
 	private final TransactionTemplate transactions;
 
-	private final OutboxStatements sql;
+	private final Supplier<OutboxStatements> sql;
 
-	RelayReaper(NamedParameterJdbcTemplate jdbc, TransactionTemplate transactions, OutboxStatements sql) {
+	RelayReaper(NamedParameterJdbcTemplate jdbc, TransactionTemplate transactions, Supplier<OutboxStatements> sql) {
 		this.jdbc = jdbc;
 		this.transactions = transactions;
 		this.sql = sql;
@@ -34,8 +35,7 @@ final class RelayReaper {
 		int total = 0;
 		int reaped;
 		do {
-			Integer count = this.transactions
-				.execute((status) -> this.jdbc.update(this.sql.reap, new MapSqlParameterSource("limit", REAP_BATCH)));
+			Integer count = this.transactions.execute((status) -> this.sql.get().reap(this.jdbc, REAP_BATCH));
 			reaped = (count != null) ? count : 0;
 			total += reaped;
 		}

@@ -7,7 +7,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
-import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -17,8 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
-@PostgresTest
-class OutboxAppendTests {
+abstract class OutboxAppendTests {
 
 	private final JdbcTemplate jdbc;
 

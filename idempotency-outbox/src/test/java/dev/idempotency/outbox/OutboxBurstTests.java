@@ -108,7 +108,7 @@ class OutboxBurstTests {
 	 */
 	private Work claimWork(String table) {
 		NamedParameterJdbcTemplate named = new NamedParameterJdbcTemplate(this.jdbc);
-		RelayClaims claims = new RelayClaims(named, new OutboxStatements(table), BATCH,
+		RelayClaims claims = new RelayClaims(named, OutboxTestSupport.statements(table), BATCH,
 				OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES, "burst-test", Duration.ofMinutes(1));
 		List<String> plans = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
 			status.setRollbackOnly();
@@ -117,7 +117,7 @@ class OutboxBurstTests {
 		assertThat(plans).hasSize(3);
 		// The mark of a claimed batch, in a transaction that rolls back the claim as
 		// well.
-		OutboxStatements sql = new OutboxStatements(table);
+		PostgresOutboxStatements sql = new PostgresOutboxStatements(table);
 		String markPlan = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
 			status.setRollbackOnly();
 			List<Long> claimed = claims.claim(OutboxStatus.PUBLISHING)

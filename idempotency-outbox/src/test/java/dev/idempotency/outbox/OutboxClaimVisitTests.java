@@ -102,7 +102,7 @@ class OutboxClaimVisitTests {
 	}
 
 	private RelayClaims claims(String table, String owner) {
-		return new RelayClaims(new NamedParameterJdbcTemplate(this.jdbc), new OutboxStatements(table), BATCH,
+		return new RelayClaims(new NamedParameterJdbcTemplate(this.jdbc), OutboxTestSupport.statements(table), BATCH,
 				OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES, owner, Duration.ofMinutes(1));
 	}
 

@@ -47,8 +47,9 @@ class OutboxClaimWritesTests {
 				outbox.append("orders", "key-" + (i % keys), Map.of("orderId", "o-" + i));
 			}
 		});
-		RelayClaims claims = new RelayClaims(new NamedParameterJdbcTemplate(this.jdbc), new OutboxStatements(table),
-				BATCH, OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES, "claim-writes", Duration.ofMinutes(1));
+		RelayClaims claims = new RelayClaims(new NamedParameterJdbcTemplate(this.jdbc),
+				OutboxTestSupport.statements(table), BATCH, OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES, "claim-writes",
+				Duration.ofMinutes(1));
 		Map<String, Object> updates = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
 			int claimed = claims.claim(OutboxStatus.PUBLISHING).size();
 			assertThat(claimed).as("rows claimed").isPositive();

@@ -12,7 +12,6 @@ import java.util.stream.Stream;
 
 import javax.sql.DataSource;
 
-import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
 
@@ -25,8 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Rows of one key are published in the order their transactions committed, not in the
  * order they were inserted.
  */
-@PostgresTest
-class OutboxCommitOrderTests {
+abstract class OutboxCommitOrderTests {
 
 	private final TestSchema schema;
 
@@ -73,8 +71,7 @@ class OutboxCommitOrderTests {
 		SingleConnectionDataSource firstConnection = OutboxTestSupport.ownConnection(this.schema);
 		SingleConnectionDataSource secondConnection = OutboxTestSupport.ownConnection(this.schema);
 		try {
-			Integer secondPid = new JdbcTemplate(secondConnection).queryForObject("SELECT pg_backend_pid()",
-					Integer.class);
+			long secondPid = OutboxTestSupport.sessionId(secondConnection);
 			CountDownLatch firstAppended = new CountDownLatch(1);
 			CompletableFuture<Void> second = new CompletableFuture<>();
 			CompletableFuture<Void> first = CompletableFuture
@@ -171,9 +168,8 @@ class OutboxCommitOrderTests {
 		return OutboxEvent.to("orders").key("order-1").payload(payload.getBytes(StandardCharsets.UTF_8)).build();
 	}
 
-	private boolean waitsForALock(int pid) {
-		return Boolean.TRUE.equals(new JdbcTemplate(this.dataSource).queryForObject(
-				"SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = ? AND NOT granted)", Boolean.class, pid));
+	private boolean waitsForALock(long sessionId) {
+		return OutboxTestSupport.waitsForALock(this.dataSource, sessionId);
 	}
 
 }

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -105,7 +106,7 @@ class OutboxDeletePublishedTests {
 			}
 		});
 		NamedParameterJdbcTemplate named = new NamedParameterJdbcTemplate(this.jdbc);
-		OutboxStatements sql = new OutboxStatements(table);
+		Supplier<OutboxStatements> sql = OutboxTestSupport.statements(table);
 		RelayClaims claims = new RelayClaims(named, sql, 10, OutboxRelayBuilder.DEFAULT_MAX_BATCH_BYTES, "first",
 				Duration.ofMinutes(1));
 		List<Long> ids = OutboxTestSupport.transactions(this.dataSource)

@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
-import dev.idempotency.test.PostgresTest;
+import dev.idempotency.core.jdbc.DatabaseType;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -19,8 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A second relay finds work while the first delivers, also when the backlog has fewer
  * keys than a batch.
  */
-@PostgresTest
-class OutboxRelayScaleOutTests {
+abstract class OutboxRelayScaleOutTests {
 
 	private static final int KEYS = 200;
 
@@ -37,9 +36,18 @@ class OutboxRelayScaleOutTests {
 		String table = "scale_out_outbox";
 		OutboxTestSupport.createTable(this.dataSource, table);
 		JdbcTemplate jdbc = new JdbcTemplate(this.dataSource);
-		jdbc.update("INSERT INTO " + table + " (destination, message_key, payload, event_id, idempotency_key, status,"
-				+ " available_at, created_at) SELECT 'orders', 'key-' || (i % ?), '\\x00', 'e-' || i, 'k-' || i,"
-				+ " 'PENDING', now(), now() FROM generate_series(1, ?) i", KEYS, KEYS * ROWS_PER_KEY);
+		String insert = "INSERT INTO " + table + " (destination, message_key, payload, event_id, idempotency_key,"
+				+ " status, available_at, created_at) ";
+		if (OutboxTestSupport.database(this.dataSource) == DatabaseType.MARIADB) {
+			jdbc.update(
+					insert + "SELECT 'orders', concat('key-', seq % ?), x'00', concat('e-', seq), concat('k-', seq),"
+							+ " 'PENDING', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) FROM seq_1_to_" + (KEYS * ROWS_PER_KEY),
+					KEYS);
+		}
+		else {
+			jdbc.update(insert + "SELECT 'orders', 'key-' || (i % ?), '\\x00', 'e-' || i, 'k-' || i, 'PENDING',"
+					+ " now(), now() FROM generate_series(1, ?) i", KEYS, KEYS * ROWS_PER_KEY);
+		}
 		CountDownLatch firstDelivering = new CountDownLatch(1);
 		CountDownLatch secondDone = new CountDownLatch(1);
 		OutboxRelay first = OutboxRelay.builder(this.dataSource)

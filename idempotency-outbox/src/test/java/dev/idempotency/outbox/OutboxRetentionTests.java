@@ -6,15 +6,13 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.jdbc.RetentionCleaner;
-import dev.idempotency.test.PostgresTest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-@PostgresTest
-class OutboxRetentionTests {
+abstract class OutboxRetentionTests {
 
 	@Test
 	void onlyPublishedRowsOlderThanTheRetentionAreDeleted(DataSource dataSource) {
@@ -27,14 +25,17 @@ class OutboxRetentionTests {
 			}
 		});
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-		jdbc.update("UPDATE " + table + " SET status = 'PUBLISHED', published_at = now() - interval '8 days' "
+		jdbc.update("UPDATE " + table + " SET status = 'PUBLISHED', published_at = "
+				+ OutboxTestSupport.minutesFromNow(dataSource, -8 * 1440) + " "
 				+ "WHERE message_key IN ('o-0', 'o-1')");
-		jdbc.update("UPDATE " + table + " SET status = 'PUBLISHED', published_at = now() - interval '1 day' "
-				+ "WHERE message_key = 'o-2'");
-		jdbc.update("UPDATE " + table + " SET status = 'DEAD', created_at = now() - interval '30 days' "
-				+ "WHERE message_key = 'o-3'");
+		jdbc.update("UPDATE " + table + " SET status = 'PUBLISHED', published_at = "
+				+ OutboxTestSupport.minutesFromNow(dataSource, -1440) + " " + "WHERE message_key = 'o-2'");
+		jdbc.update("UPDATE " + table + " SET status = 'DEAD', created_at = "
+				+ OutboxTestSupport.minutesFromNow(dataSource, -30 * 1440) + " " + "WHERE message_key = 'o-3'");
 		RetentionCleaner cleaner = new RetentionCleaner(jdbc, OutboxTestSupport.transactions(dataSource));
-		long deleted = cleaner.deleteAll(OutboxSchema.publishedRows(table, Duration.ofDays(7)), 1, Duration.ZERO);
+		long deleted = cleaner.deleteAll(
+				OutboxSchema.publishedRows(table, Duration.ofDays(7), OutboxTestSupport.database(dataSource)), 1,
+				Duration.ZERO);
 		assertThat(deleted).isEqualTo(2);
 		assertThat(jdbc.queryForList("SELECT message_key FROM " + table + " ORDER BY id", String.class))
 			.containsExactly("o-2", "o-3", "o-4");

@@ -7,9 +7,11 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.test.TestSchema;
@@ -27,6 +29,7 @@ import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.function.SingletonSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -40,8 +43,64 @@ final class OutboxTestSupport {
 	private OutboxTestSupport() {
 	}
 
+	/** The PostgreSQL statements of an outbox table, for the parts of a relay. */
+	static Supplier<OutboxStatements> statements(String table) {
+		return SingletonSupplier.of(new PostgresOutboxStatements(table));
+	}
+
 	static void createTable(DataSource dataSource, String table) {
-		SchemaScripts.populator(OutboxSchema.SCRIPT, OutboxSchema.tables(table)).execute(dataSource);
+		SchemaScripts.populator(OutboxSchema.script(database(dataSource)), OutboxSchema.tables(table))
+			.execute(dataSource);
+	}
+
+	/** The database of a data source, as the outbox tells it. */
+	static DatabaseType database(DataSource dataSource) {
+		return DatabaseType.of(new JdbcTemplate(dataSource));
+	}
+
+	/**
+	 * The id of the session of a connection, as the database's views of locks name it.
+	 */
+	static long sessionId(DataSource dataSource) {
+		String sql = (database(dataSource) == DatabaseType.MARIADB) ? "SELECT CONNECTION_ID()"
+				: "SELECT pg_backend_pid()";
+		return new JdbcTemplate(dataSource).queryForObject(sql, Long.class);
+	}
+
+	/**
+	 * Whether a session waits for a lock of the outbox, as another session of the
+	 * database sees it. On MariaDB, InnoDB's views of transactions and lock waits do not
+	 * list a session waiting for the outbox's lock rows (10.11 lists neither it nor the
+	 * transaction that holds them); the session is then seen running the statement that
+	 * takes the outbox's locks for more than a second, which that statement takes only
+	 * when another transaction holds one of them.
+	 */
+	static boolean waitsForALock(DataSource dataSource, long sessionId) {
+		String sql = (database(dataSource) == DatabaseType.MARIADB)
+				? "SELECT EXISTS (SELECT 1 FROM information_schema.processlist WHERE id = ? AND command = 'Query'"
+						+ " AND time_ms > 1000 AND info LIKE 'SELECT slot FROM %\\_lock %FOR UPDATE')"
+				: "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = ? AND NOT granted)";
+		return Boolean.TRUE.equals(new JdbcTemplate(dataSource).queryForObject(sql, Boolean.class, sessionId));
+	}
+
+	/**
+	 * When a row was appended, in milliseconds since the epoch, on the database clock.
+	 */
+	static long createdAtMillis(DataSource dataSource, String table, long id) {
+		String millis = (database(dataSource) == DatabaseType.MARIADB)
+				? "timestampdiff(MICROSECOND, '1970-01-01', created_at) DIV 1000"
+				: "floor(extract(epoch FROM created_at) * 1000)::bigint";
+		return new JdbcTemplate(dataSource).queryForObject("SELECT " + millis + " FROM " + table + " WHERE id = ?",
+				Long.class, id);
+	}
+
+	/**
+	 * A time some minutes from the database's now (before it when negative), in the SQL
+	 * of the database and the type of the outbox's columns.
+	 */
+	static String minutesFromNow(DataSource dataSource, int minutes) {
+		return (database(dataSource) == DatabaseType.MARIADB) ? "(UTC_TIMESTAMP(6) + INTERVAL " + minutes + " MINUTE)"
+				: "(now() + interval '" + minutes + " minutes')";
 	}
 
 	/**

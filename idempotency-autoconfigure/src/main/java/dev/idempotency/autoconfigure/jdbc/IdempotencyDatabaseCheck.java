@@ -1,10 +1,7 @@
 package dev.idempotency.autoconfigure.jdbc;
 
 import java.sql.DatabaseMetaData;
-import java.util.List;
-import java.util.Locale;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -23,9 +20,9 @@ import org.springframework.util.Assert;
  * Tells the database of the stores' {@code DataSource} once at startup, for the stores,
  * and fails startup when the library's SQL would not run on it, before a schema script, a
  * migration or the schema check would fail on it with a syntax error or a misleading
- * "table missing": a database whose SQL the stores do not speak, or a database other than
- * PostgreSQL under a module that speaks only PostgreSQL's (the outbox). The database is
- * what the driver reports ({@link DatabaseMetaData#getDatabaseProductName()}), unless
+ * "table missing": a database whose SQL the stores and the outbox do not speak. The
+ * database is what the driver reports
+ * ({@link DatabaseMetaData#getDatabaseProductName()}), unless
  * {@code idempotency.jdbc.database} names it, for a server that speaks one's SQL and
  * protocol under another name.
  * <p>
@@ -42,8 +39,6 @@ class IdempotencyDatabaseCheck implements InitializingBean {
 
 	private final BooleanSupplier inUse;
 
-	private final Supplier<List<String>> postgreSqlOnlyModules;
-
 	private volatile @Nullable DatabaseType databaseType;
 
 	/**
@@ -51,19 +46,16 @@ class IdempotencyDatabaseCheck implements InitializingBean {
 	 * @param dataSource the data source of the stores
 	 * @param database the database the properties name
 	 * @param inUse whether the library's SQL runs on the data source (not when the
-	 * application replaced every store with its own)
-	 * @param postgreSqlOnlyModules the modules in use whose SQL is PostgreSQL's only
+	 * application replaced every store with its own and has no outbox)
 	 */
-	IdempotencyDatabaseCheck(DataSource dataSource, IdempotencyJdbcProperties.Database database, BooleanSupplier inUse,
-			Supplier<List<String>> postgreSqlOnlyModules) {
+	IdempotencyDatabaseCheck(DataSource dataSource, IdempotencyJdbcProperties.Database database,
+			BooleanSupplier inUse) {
 		Assert.notNull(dataSource, "dataSource must not be null");
 		Assert.notNull(database, "database must not be null");
 		Assert.notNull(inUse, "inUse must not be null");
-		Assert.notNull(postgreSqlOnlyModules, "postgreSqlOnlyModules must not be null");
 		this.dataSource = dataSource;
 		this.database = database;
 		this.inUse = inUse;
-		this.postgreSqlOnlyModules = postgreSqlOnlyModules;
 		this.databaseType = database.getType();
 	}
 
@@ -81,41 +73,23 @@ class IdempotencyDatabaseCheck implements InitializingBean {
 		if (!this.inUse.getAsBoolean()) {
 			return;
 		}
-		DatabaseType type = this.database.getType();
-		String described;
-		if (type != null) {
-			described = type.getProductName() + " (idempotency.jdbc.database="
-					+ this.database.name().toLowerCase(Locale.ROOT) + ")";
+		if (this.database.getType() != null) {
+			// Named by the properties: the check of the product is skipped.
+			return;
 		}
-		else {
-			String[] found;
-			try {
-				// One connection for all three: the product and the URL the messages
-				// name.
-				found = JdbcUtils.extractDatabaseMetaData(this.dataSource, (metaData) -> new String[] {
-						metaData.getDatabaseProductName(), metaData.getDatabaseProductVersion(), metaData.getURL() });
-			}
-			catch (MetaDataAccessException ex) {
-				logger.warn("Could not tell which database the idempotency stores use at startup: " + ex.getMessage());
-				return;
-			}
-			described = found[0] + " " + found[1] + ((found[2] != null) ? " (" + found[2] + ")" : "");
-			type = typeOf(found[0], described);
-			this.databaseType = type;
+		String[] found;
+		try {
+			// One connection for all three: the product and the URL the messages
+			// name.
+			found = JdbcUtils.extractDatabaseMetaData(this.dataSource, (metaData) -> new String[] {
+					metaData.getDatabaseProductName(), metaData.getDatabaseProductVersion(), metaData.getURL() });
 		}
-		if (type != DatabaseType.POSTGRESQL) {
-			List<String> modules = this.postgreSqlOnlyModules.get();
-			if (!modules.isEmpty()) {
-				throw new IdempotencyConfigurationException(String.join(", ", modules)
-						+ " speaks PostgreSQL's SQL only for now, and the DataSource of the idempotency modules is "
-						+ described + ". The key and processed-event stores run on " + type.getProductName()
-						+ "; the outbox's statements, schema and migrations do not.",
-						"Give the idempotency modules a PostgreSQL DataSource: mark one with @IdempotencyDataSource"
-								+ " (the stores use it too). Or leave the outbox out on this database: remove"
-								+ " idempotency-outbox from the dependencies, or exclude"
-								+ " IdempotencyOutboxAutoConfiguration (spring.autoconfigure.exclude).");
-			}
+		catch (MetaDataAccessException ex) {
+			logger.warn("Could not tell which database the idempotency stores use at startup: " + ex.getMessage());
+			return;
 		}
+		String described = found[0] + " " + found[1] + ((found[2] != null) ? " (" + found[2] + ")" : "");
+		this.databaseType = typeOf(found[0], described);
 	}
 
 	private static DatabaseType typeOf(@Nullable String productName, String described) {

@@ -1,8 +1,6 @@
 package dev.idempotency.autoconfigure.jdbc;
 
-import java.util.List;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -110,19 +108,15 @@ public final class IdempotencyJdbcAutoConfiguration {
 			ListableBeanFactory beanFactory) {
 		// Only where the library's SQL runs: the JDBC stores, or the tables of another
 		// module (the outbox's).
-		// The modules other than idempotency-core (the outbox) speak PostgreSQL only.
-		Supplier<List<String>> postgreSqlOnlyModules = () -> beanFactory.getBeanProvider(IdempotencySchema.class)
+		BooleanSupplier otherModules = () -> beanFactory.getBeanProvider(IdempotencySchema.class)
 			.orderedStream()
-			.map(IdempotencySchema::module)
-			.filter((module) -> !CORE_MODULE.equals(module))
-			.distinct()
-			.toList();
+			.anyMatch((schema) -> !CORE_MODULE.equals(schema.module()));
 		BooleanSupplier inUse = () -> beanFactory.getBeanNamesForType(JdbcIdempotencyKeyStore.class, false,
 				false).length > 0
 				|| beanFactory.getBeanNamesForType(JdbcProcessedEventStore.class, false, false).length > 0
-				|| !postgreSqlOnlyModules.get().isEmpty();
+				|| otherModules.getAsBoolean();
 		return new IdempotencyDatabaseCheck(idempotencyDataSource.getIfAvailable(dataSource::getObject),
-				properties.getDatabase(), inUse, postgreSqlOnlyModules);
+				properties.getDatabase(), inUse);
 	}
 
 	@Bean

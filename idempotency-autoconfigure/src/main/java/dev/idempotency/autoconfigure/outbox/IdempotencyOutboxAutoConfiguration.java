@@ -15,8 +15,10 @@ import dev.idempotency.autoconfigure.jdbc.OnIdempotencySchemaScriptCondition;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpoint;
 import dev.idempotency.autoconfigure.ops.IdempotencyEndpointSection;
 import dev.idempotency.autoconfigure.ops.RetentionRule;
+import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.core.jdbc.TableProbe;
@@ -108,9 +110,20 @@ public final class IdempotencyOutboxAutoConfiguration {
 	JdbcOutbox outbox(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, ObjectProvider<JsonMapper> jsonMapper,
 			IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties,
-			ObjectProvider<OutboxRelay> relay, ObjectProvider<OutboxTracing> tracing) {
+			ObjectProvider<OutboxRelay> relay, ObjectProvider<OutboxTracing> tracing,
+			ObjectProvider<DatabaseType> database) {
+		DatabaseType databaseType = database.getIfAvailable();
+		if (databaseType == DatabaseType.MARIADB && properties.getRelay().getNotify().isEnabled()) {
+			throw new IdempotencyConfigurationException(
+					"idempotency.outbox.relay.notify.enabled=true needs PostgreSQL's LISTEN/NOTIFY, and the outbox"
+							+ " table is on MariaDB, which has no notifications between sessions.",
+					"Remove idempotency.outbox.relay.notify.enabled: on MariaDB each relay finds the rows of other"
+							+ " instances at its next poll (idempotency.outbox.relay.poll-interval), and the rows"
+							+ " of its own instance at once.");
+		}
 		JdbcOutbox outbox = new JdbcOutbox(idempotencyDataSource.getIfAvailable(dataSource::getObject),
-				jsonMapper.getIfAvailable(JsonMapper::new), jdbcProperties.qualify(properties.getTable()));
+				jsonMapper.getIfAvailable(JsonMapper::new), jdbcProperties.qualify(properties.getTable()),
+				databaseType);
 		tracing.ifAvailable(outbox::setTracing);
 		outbox.setMaxPayloadSize((int) Math.min(properties.getMaxPayloadSize().toBytes(), Integer.MAX_VALUE));
 		outbox.setMaxKeyLocks(properties.getMaxKeyLocks());
@@ -165,8 +178,11 @@ public final class IdempotencyOutboxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "outboxRetentionTarget")
 	RetentionTarget outboxRetentionTarget(IdempotencyOutboxProperties properties,
-			IdempotencyJdbcProperties jdbcProperties) {
-		return OutboxSchema.publishedRows(jdbcProperties.qualify(properties.getTable()), properties.getRetention());
+			IdempotencyJdbcProperties jdbcProperties, ObjectProvider<DatabaseType> database) {
+		// PostgreSQL's condition when the database could not be told at startup: the
+		// cleanup's health then shows its failures on another database.
+		return OutboxSchema.publishedRows(jdbcProperties.qualify(properties.getTable()), properties.getRetention(),
+				database.getIfAvailable(() -> DatabaseType.POSTGRESQL));
 	}
 
 	@Bean
@@ -272,7 +288,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxDestination> destinations,
 				ObjectProvider<OutboxRelayCustomizer> customizers, ObjectProvider<Outbox> outbox,
 				ObjectProvider<IdempotencyMetrics> metrics, ObjectProvider<OutboxTracing> tracing,
-				Environment environment) {
+				ObjectProvider<DatabaseType> database, Environment environment) {
 			IdempotencyOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelayBuilder builder = OutboxRelay
 				.builder(idempotencyDataSource.getIfAvailable(dataSource::getObject))
@@ -291,6 +307,7 @@ public final class IdempotencyOutboxAutoConfiguration {
 				.backoff(relay.getInitialBackoff(), relay.getMaxBackoff())
 				.shutdownTimeout(relay.getShutdownTimeout())
 				.metrics(metrics.getIfAvailable(IdempotencyMetrics::noop));
+			database.ifAvailable(builder::database);
 			OutboxTracing outboxTracing = tracing.getIfAvailable();
 			destinations.orderedStream().forEach((destination) -> {
 				if (outboxTracing != null && destination instanceof HttpOutboxDestination http) {
@@ -353,10 +370,11 @@ public final class IdempotencyOutboxAutoConfiguration {
 		IdempotencyEndpointSection outboxEndpointSection(
 				@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 				ObjectProvider<DataSource> dataSource, IdempotencyOutboxProperties properties,
-				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxRelay> relay) {
+				IdempotencyJdbcProperties jdbcProperties, ObjectProvider<OutboxRelay> relay,
+				ObjectProvider<DatabaseType> database) {
 			OutboxDeadRows deadRows = new OutboxDeadRows(
 					new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
-					jdbcProperties.qualify(properties.getTable()));
+					jdbcProperties.qualify(properties.getTable()), database.getIfAvailable());
 			return new OutboxEndpointSection(deadRows, () -> relay.ifAvailable(OutboxRelay::wakeUp));
 		}
 

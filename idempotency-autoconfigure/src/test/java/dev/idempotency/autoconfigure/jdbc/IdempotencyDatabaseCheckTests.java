@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Map;
 import java.util.function.Function;
 
 import javax.sql.DataSource;
@@ -19,6 +20,7 @@ import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
+import dev.idempotency.outbox.Outbox;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestMariaDb;
 import dev.idempotency.test.TestSchema;
@@ -36,15 +38,17 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The database of the stores, told at startup: PostgreSQL and MariaDB are accepted and
- * the stores get it; another database, or MariaDB under the outbox, which speaks
- * PostgreSQL's SQL only, is refused before a script or the schema check fails on it,
- * naming the database and the ways out. Against a real MariaDB ({@link TestMariaDb}).
+ * the stores and the outbox get it; another database is refused before a script or the
+ * schema check fails on it, naming the database and the ways out. Against a real MariaDB
+ * ({@link TestMariaDb}).
  */
 class IdempotencyDatabaseCheckTests {
 
@@ -129,34 +133,50 @@ class IdempotencyDatabaseCheckTests {
 	}
 
 	@Test
-	void storesOnMariaDbWithTheOutboxFailStartupSayingTheOutboxSpeaksPostgreSqlOnly() {
-		withTheOutbox(on(mariaDb)).withPropertyValues("idempotency.jdbc.initialize-schema=always")
-			.run(IdempotencyDatabaseCheckTests::assertRefusedForTheOutbox);
-	}
-
-	@Test
-	void storesOnMariaDbWithTheOutboxAndFlywayFailStartupBeforeAnyMigration() {
-		withTheOutbox(on(mariaDb)).withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class))
-			.withPropertyValues("idempotency.jdbc.flyway.table=outbox_check_history")
+	void theOutboxOnMariaDbGetsItsSchemaScriptAndAppendsInTheStoresDatabase() {
+		withTheOutbox(on(mariaDb))
+			.withPropertyValues("idempotency.jdbc.initialize-schema=always", "idempotency.outbox.table=check_outbox")
 			.run((context) -> {
-				assertRefusedForTheOutbox(context);
-				assertThat(new JdbcTemplate(mariaDb.dataSource())
-					.queryForObject("SELECT count(*) FROM information_schema.tables WHERE table_schema = ?"
-							+ " AND table_name = 'outbox_check_history'", Integer.class, mariaDb.getName()))
-					.isZero();
+				assertThat(context).hasNotFailed();
+				appendOne(context, "check_outbox");
 			});
 	}
 
 	@Test
-	void mariaDbNamedByThePropertiesWithTheOutboxFailsStartup() {
+	void theOutboxOnMariaDbGetsItsFlywayMigrationInTheLibrarysHistory() {
+		withTheOutbox(on(mariaDb)).withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class))
+			.withPropertyValues("idempotency.jdbc.flyway.table=outbox_check_history",
+					"idempotency.outbox.table=flyway_check_outbox")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(new JdbcTemplate(mariaDb.dataSource()).queryForList(
+						"SELECT version FROM outbox_check_history WHERE success = 1 ORDER BY installed_rank",
+						String.class))
+					.contains("1.0.0.3");
+				appendOne(context, "flyway_check_outbox");
+			});
+	}
+
+	@Test
+	void notificationsBetweenRelaysOnMariaDbFailStartupNamingThePollThatReplacesThem() {
 		withTheOutbox(on(mariaDb))
-			.withPropertyValues("idempotency.jdbc.database=mariadb", "idempotency.jdbc.initialize-schema=never",
-					"idempotency.jdbc.verify-schema=false")
+			.withPropertyValues("idempotency.jdbc.initialize-schema=never", "idempotency.jdbc.verify-schema=false",
+					"idempotency.outbox.relay.notify.enabled=true")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
 				.isInstanceOf(IdempotencyConfigurationException.class)
-				.hasMessageContaining("idempotency-outbox speaks PostgreSQL's SQL only for now")
-				.hasMessageContaining("is MariaDB (idempotency.jdbc.database=mariadb)"));
+				.hasMessageContaining("LISTEN/NOTIFY")
+				.hasMessageContaining("MariaDB")
+				.satisfies((failure) -> assertThat(((IdempotencyConfigurationException) failure).getAction())
+					.contains("idempotency.outbox.relay.poll-interval")));
+	}
+
+	private static void appendOne(AssertableApplicationContext context, String table) {
+		Outbox outbox = context.getBean(Outbox.class);
+		new TransactionTemplate(new DataSourceTransactionManager(context.getBean(DataSource.class)))
+			.executeWithoutResult((status) -> outbox.append("orders", "order-1", Map.of("total", 10)));
+		assertThat(new JdbcTemplate(mariaDb.dataSource())
+			.queryForObject("SELECT count(*) FROM " + table + " WHERE status = 'PENDING'", Integer.class)).isOne();
 	}
 
 	@Test
@@ -187,19 +207,6 @@ class IdempotencyDatabaseCheckTests {
 		onAnotherProduct().withUserConfiguration(OwnStores.class)
 			.withPropertyValues("idempotency.jdbc.initialize-schema=never", "idempotency.jdbc.verify-schema=false")
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(JdbcIdempotencyKeyStore.class));
-	}
-
-	private static void assertRefusedForTheOutbox(AssertableApplicationContext context) {
-		assertThat(context).getFailure()
-			.rootCause()
-			.isInstanceOf(IdempotencyConfigurationException.class)
-			.hasMessageContaining("idempotency-outbox speaks PostgreSQL's SQL only for now")
-			.hasMessageContaining("the DataSource of the idempotency modules is MariaDB 10.11")
-			.hasMessageContaining("jdbc:mariadb://")
-			.satisfies((failure) -> assertThat(((IdempotencyConfigurationException) failure).getAction())
-				.contains("PostgreSQL DataSource")
-				.contains("@IdempotencyDataSource")
-				.contains("IdempotencyOutboxAutoConfiguration"));
 	}
 
 	/**

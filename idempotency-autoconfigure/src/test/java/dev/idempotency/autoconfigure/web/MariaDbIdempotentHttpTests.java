@@ -1,8 +1,8 @@
 package dev.idempotency.autoconfigure.web;
 
 /**
- * {@link IdempotentHttpTests} on MariaDB, without the outbox, which speaks PostgreSQL
- * only.
+ * {@link IdempotentHttpTests} on MariaDB, without the outbox, whose MariaDB suites are in
+ * idempotency-outbox.
  */
 @OnMariaDb
 class MariaDbIdempotentHttpTests extends IdempotentHttpTests {

@@ -13,7 +13,7 @@ import org.springframework.test.context.TestPropertySource;
 
 /**
  * An {@link IdempotentHttpTest} on MariaDB: the test application without the outbox,
- * which speaks PostgreSQL only and which the startup refuses on MariaDB.
+ * whose own MariaDB suites are in idempotency-outbox.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

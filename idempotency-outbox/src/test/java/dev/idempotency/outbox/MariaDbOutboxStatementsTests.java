@@ -1,0 +1,125 @@
+package dev.idempotency.outbox;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.test.MariaDbTest;
+import dev.idempotency.test.TestSchema;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * What the outbox's MariaDB statements do where PostgreSQL's need no equivalent: the lock
+ * table that keeps a key's rows in commit order, and the relay's isolation level.
+ */
+@MariaDbTest
+class MariaDbOutboxStatementsTests {
+
+	private final TestSchema schema;
+
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbc;
+
+	MariaDbOutboxStatementsTests(TestSchema schema) {
+		this.schema = schema;
+		this.dataSource = schema.dataSource();
+		this.jdbc = new JdbcTemplate(this.dataSource);
+	}
+
+	@Test
+	void aLockTableThatLacksSlotsFailsTheAppendInsteadOfLosingTheOrder() {
+		String table = "missing_slot_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		this.jdbc.update("DELETE FROM " + table + "_lock WHERE slot = ?",
+				MariaDbOutboxStatements.slot("orders", "order-1"));
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		assertThatIllegalStateException()
+			.isThrownBy(() -> OutboxTestSupport.transactions(this.dataSource)
+				.executeWithoutResult((status) -> outbox.append("orders", "order-1", Map.of("n", 1))))
+			.withMessageContaining("lock table " + table + "_lock lacks rows")
+			.withMessageContaining("run them again");
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table, Integer.class)).isZero();
+		// Another key's slot is there: its appends go on.
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult((status) -> outbox.append("orders", "order-2", Map.of("n", 2)));
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table, Integer.class)).isOne();
+	}
+
+	@Test
+	void keysHashToTheSameSlotInEveryInstanceAndSpreadOverTheSlots() {
+		assertThat(MariaDbOutboxStatements.slot("orders", "order-1"))
+			.isEqualTo(MariaDbOutboxStatements.slot("orders", "order-1"))
+			.isBetween(1, MariaDbOutboxStatements.LOCK_SLOTS - 1);
+		// The destination counts: the same key of two destinations is two keys.
+		assertThat(java.util.stream.IntStream.range(0, 4096)
+			.map((i) -> MariaDbOutboxStatements.slot("orders", "order-" + i))
+			.distinct()
+			.count()).isGreaterThan(MariaDbOutboxStatements.LOCK_SLOTS - 40L);
+		assertThat(MariaDbOutboxStatements.slot("orders", "a"))
+			.isNotEqualTo(MariaDbOutboxStatements.slot("order", "sa"));
+	}
+
+	@Test
+	void aSimpleRelayHoldingItsClaimAcrossTheDeliveryHoldsBackNoAppendOfAnotherKeyOrWithoutAKey() throws Exception {
+		String table = "held_claim_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			outbox.append(OutboxEvent.to("orders").key("held").payload(bytes("held")).build());
+			outbox.append(OutboxEvent.to("orders").payload(bytes("unkeyed-before")).build());
+		});
+		CountDownLatch delivering = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		OutboxRelay relay = OutboxRelay.builder(this.dataSource)
+			.table(table)
+			.mode(OutboxRelay.Mode.SIMPLE)
+			.destination((messages, timeout) -> {
+				delivering.countDown();
+				release.await(30, TimeUnit.SECONDS);
+				return Map.of();
+			})
+			.build();
+		CompletableFuture<Integer> cycle = CompletableFuture.supplyAsync(relay::runOnce);
+		try {
+			assertThat(delivering.await(30, TimeUnit.SECONDS)).isTrue();
+			// The claim's transaction is open, its rows locked: an append of another
+			// key, or of none, waits for no lock of it (a second at most, then the
+			// append fails).
+			SingleConnectionDataSource business = OutboxTestSupport.ownConnection(this.schema);
+			try {
+				new JdbcTemplate(business).execute("SET SESSION innodb_lock_wait_timeout = 1");
+				JdbcOutbox businessOutbox = OutboxTestSupport.outbox(business, table);
+				OutboxTestSupport.transactions(business).executeWithoutResult((status) -> {
+					businessOutbox.append(OutboxEvent.to("orders").key("other").payload(bytes("other")).build());
+					businessOutbox.append(OutboxEvent.to("orders").payload(bytes("unkeyed-after")).build());
+				});
+			}
+			finally {
+				business.destroy();
+			}
+			assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table, Integer.class)).isEqualTo(4);
+		}
+		finally {
+			release.countDown();
+		}
+		assertThat(cycle.get(30, TimeUnit.SECONDS)).isEqualTo(2);
+		assertThat(OutboxTestSupport.countByStatus(this.jdbc, table)).containsEntry("PUBLISHED", 2L)
+			.containsEntry("PENDING", 2L);
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+}
