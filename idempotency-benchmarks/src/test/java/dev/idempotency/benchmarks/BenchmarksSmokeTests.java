@@ -49,8 +49,11 @@ class BenchmarksSmokeTests {
 		assertThat(output.toString(StandardCharsets.UTF_8)).contains("p99").contains("notify").contains("commits");
 	}
 
+	/**
+	 * One run of the HTTP benchmark for both checks: each costs half a minute here.
+	 */
 	@Test
-	void everyHttpEndpointAnswersOverHttpAndIsPrinted() throws Exception {
+	void everyHttpEndpointAnswersOverHttpAndCountsTheRoundTripsCommitsAndWalOfItsOwnRequests() throws Exception {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		Map<String, List<HttpBenchmark.Result>> results = HttpBenchmark.run(Duration.ofMillis(300), 1, 2,
 				new PrintStream(output, true, StandardCharsets.UTF_8));
@@ -58,13 +61,6 @@ class BenchmarksSmokeTests {
 			.allSatisfy((name, rounds) -> assertThat(rounds).singleElement()
 				.satisfies((result) -> assertThat(result.perSecond()).isPositive()));
 		assertThat(output.toString(StandardCharsets.UTF_8)).contains("p99").contains("1.00");
-	}
-
-	@Test
-	void everyHttpRowCountsTheRoundTripsCommitsAndWalOfItsOwnRequests() throws Exception {
-		ByteArrayOutputStream output = new ByteArrayOutputStream();
-		Map<String, List<HttpBenchmark.Result>> results = HttpBenchmark.run(Duration.ofMillis(300), 1, 2,
-				new PrintStream(output, true, StandardCharsets.UTF_8));
 		// The endpoints without the library make a known number of each, whatever else
 		// the shared server runs meanwhile.
 		assertThat(results.get(HttpBenchmark.BARE)).singleElement().satisfies((result) -> {
