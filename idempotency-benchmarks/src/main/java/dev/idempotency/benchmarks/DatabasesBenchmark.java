@@ -1,6 +1,7 @@
 package dev.idempotency.benchmarks;
 
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -8,15 +9,21 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.RetentionCleaner;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.core.jdbc.SchemaScripts;
+import dev.idempotency.outbox.JdbcOutbox;
+import dev.idempotency.outbox.OutboxEvent;
+import dev.idempotency.outbox.OutboxRelay;
+import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestMariaDb;
 import dev.idempotency.test.TestSchema;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -32,7 +39,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>
  * Arguments: seconds per round (5), rounds (3), worker threads (8). System property
  * {@code benchmark.databases-cleanup-rows}: the expired keys inserted and deleted per
- * database and round (default 100 000; 0 skips the cleanup).
+ * database and round (default 100 000; 0 skips the cleanup);
+ * {@code benchmark.databases-outbox-rows}: the outbox rows appended, by transactions of
+ * 100 single appends over 200 keys, and drained by a relay per database and round
+ * (default 10 000; 0 skips the outbox).
  */
 public final class DatabasesBenchmark {
 
@@ -40,6 +50,16 @@ public final class DatabasesBenchmark {
 	static final String CLEANUP = "cleanup: RetentionCleaner.deleteAll of expired keys, batches of 10 000";
 
 	private static final int CLEANUP_BATCH = 10_000;
+
+	/** The name of the outbox appends' row, in rows appended per second. */
+	static final String OUTBOX_APPEND = "outbox append: transactions of 100 single Outbox.append, 200 keys";
+
+	/** The name of the outbox drain's row, in rows delivered per second. */
+	static final String OUTBOX_DRAIN = "outbox drain: OutboxRelay.runOnce, two-phase, batches of 1 000";
+
+	private static final int OUTBOX_KEYS = 200;
+
+	private static final int APPENDS_PER_TRANSACTION = 100;
 
 	/** Units of work per scenario in the pass that counts round trips, one at a time. */
 	private static final int COUNTED_UNITS = 100;
@@ -51,7 +71,8 @@ public final class DatabasesBenchmark {
 		Duration duration = Duration.ofSeconds((args.length > 0) ? Long.parseLong(args[0]) : 5);
 		int rounds = (args.length > 1) ? Integer.parseInt(args[1]) : 3;
 		int threads = (args.length > 2) ? Integer.parseInt(args[2]) : 8;
-		run(duration, rounds, threads, Long.getLong("benchmark.databases-cleanup-rows", 100_000), System.out);
+		run(duration, rounds, threads, Long.getLong("benchmark.databases-cleanup-rows", 100_000),
+				Integer.getInteger("benchmark.databases-outbox-rows", 10_000), System.out);
 		System.exit(0);
 	}
 
@@ -61,25 +82,31 @@ public final class DatabasesBenchmark {
 	 * @param rounds the rounds
 	 * @param threads the worker threads (and connections of each pool)
 	 * @param cleanupRows the expired keys deleted per database and round, 0 for none
+	 * @param outboxRows the outbox rows appended and drained per database and round, 0
+	 * for none
 	 * @param out where the table goes
 	 * @return per scenario, per database, the figure of each round
 	 */
 	static Map<String, Map<DatabaseType, List<Double>>> run(Duration duration, int rounds, int threads,
-			long cleanupRows, PrintStream out) throws Exception {
+			long cleanupRows, int outboxRows, PrintStream out) throws Exception {
 		List<Side> sides = new ArrayList<>();
 		try {
 			sides.add(new Side(DatabaseType.POSTGRESQL, threads));
 			sides.add(new Side(DatabaseType.MARIADB, threads));
 			out.printf(
 					"PostgreSQL and MariaDB side by side, %d threads, %d rounds of %d s per scenario and database, "
-							+ "cleanup of %,d expired keys per database and round%n",
-					threads, rounds, duration.toSeconds(), cleanupRows);
+							+ "cleanup of %,d expired keys and an outbox of %,d rows per database and round%n",
+					threads, rounds, duration.toSeconds(), cleanupRows, outboxRows);
 			sides.forEach((side) -> out.println(side.description));
 			Map<String, Map<DatabaseType, List<Double>>> results = new LinkedHashMap<>();
 			List<Scenario> names = sides.get(0).scenarios;
 			names.forEach((scenario) -> results.put(scenario.name(), new EnumMap<>(DatabaseType.class)));
 			if (cleanupRows > 0) {
 				results.put(CLEANUP, new EnumMap<>(DatabaseType.class));
+			}
+			if (outboxRows > 0) {
+				results.put(OUTBOX_APPEND, new EnumMap<>(DatabaseType.class));
+				results.put(OUTBOX_DRAIN, new EnumMap<>(DatabaseType.class));
 			}
 			for (Side side : sides) {
 				for (Scenario scenario : side.scenarios) {
@@ -97,6 +124,13 @@ public final class DatabasesBenchmark {
 				if (cleanupRows > 0) {
 					for (Side side : order) {
 						add(results, CLEANUP, side.database, side.cleanup(cleanupRows));
+					}
+				}
+				if (outboxRows > 0) {
+					for (Side side : order) {
+						double[] outbox = side.outbox(outboxRows, round);
+						add(results, OUTBOX_APPEND, side.database, outbox[0]);
+						add(results, OUTBOX_DRAIN, side.database, outbox[1]);
 					}
 				}
 			}
@@ -122,7 +156,7 @@ public final class DatabasesBenchmark {
 
 	private static void print(Map<String, Map<DatabaseType, List<Double>>> results,
 			Map<String, Map<DatabaseType, Double>> roundTrips, PrintStream out) {
-		out.printf("%n%-72s %11s %9s %11s %9s %8s %12s%n", "scenario (events/s; cleanup: rows/s)", "PostgreSQL",
+		out.printf("%n%-72s %11s %9s %11s %9s %8s %12s%n", "scenario (events/s; cleanup, outbox: rows/s)", "PostgreSQL",
 				"spread", "MariaDB", "spread", "Ma÷PG", "round trips");
 		results.forEach((name, figures) -> {
 			List<Double> postgres = figures.get(DatabaseType.POSTGRESQL);
@@ -251,6 +285,56 @@ public final class DatabasesBenchmark {
 						"deleted " + deleted + " expired keys of " + rows + " on " + this.database.getProductName());
 			}
 			return deleted / seconds;
+		}
+
+		/**
+		 * Append rows to an outbox table of its own, by transactions of single appends
+		 * (as the quickstart does), then drain it with one relay to a destination that
+		 * delivers at once, checking that every row was published once.
+		 * @return rows appended per second, rows delivered per second
+		 */
+		double[] outbox(int rows, int round) {
+			String table = "bench_outbox_" + round;
+			SchemaScripts.populator(OutboxSchema.script(this.database), OutboxSchema.tables(table)).execute(this.pool);
+			JdbcOutbox outbox = new JdbcOutbox(this.pool, JsonMapper.builder().build(), table, this.database);
+			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.pool));
+			byte[] payload = "{\"status\":\"CONFIRMED\",\"amount\":1200}".getBytes(StandardCharsets.UTF_8);
+			long started = System.nanoTime();
+			for (int first = 0; first < rows; first += APPENDS_PER_TRANSACTION) {
+				int from = first;
+				transactions.executeWithoutResult((status) -> {
+					for (int i = from; i < Math.min(rows, from + APPENDS_PER_TRANSACTION); i++) {
+						outbox.append(OutboxEvent.to("orders")
+							.key("order-" + (i % OUTBOX_KEYS))
+							.eventId(this.run + "-" + round + "-" + i)
+							.payload(payload)
+							.build());
+					}
+				});
+			}
+			double appendSeconds = (System.nanoTime() - started) / 1e9;
+			AtomicLong delivered = new AtomicLong();
+			OutboxRelay relay = OutboxRelay.builder(this.pool)
+				.table(table)
+				.database(this.database)
+				.batchSize(1000)
+				.destination((messages, timeout) -> {
+					delivered.addAndGet(messages.size());
+					return Map.of();
+				})
+				.build();
+			started = System.nanoTime();
+			while (relay.runOnce() > 0) {
+				// runOnce claims, delivers and marks one batch
+			}
+			double drainSeconds = (System.nanoTime() - started) / 1e9;
+			Long published = this.jdbc.queryForObject("SELECT count(*) FROM " + table + " WHERE status = 'PUBLISHED'",
+					Long.class);
+			if (delivered.get() != rows || published == null || published != rows) {
+				throw new IllegalStateException("the relay delivered " + delivered + " and published " + published
+						+ " of " + rows + " rows on " + this.database.getProductName());
+			}
+			return new double[] { rows / appendSeconds, rows / drainSeconds };
 		}
 
 		/**
