@@ -392,6 +392,7 @@ public class IdempotencyOutboxProperties {
 		 * pool for as long as it runs; PostgreSQL serializes the commits of notifying
 		 * transactions, and such a transaction cannot take part in a two-phase (XA)
 		 * commit. Turn it on in every instance, those without a relay included.
+		 * PostgreSQL only: on MariaDB it stops the startup.
 		 */
 		private boolean enabled = OutboxRelayBuilder.DEFAULT_LISTEN;
 
