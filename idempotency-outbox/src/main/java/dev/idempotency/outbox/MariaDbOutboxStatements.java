@@ -68,6 +68,9 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 	/** The most rows of one insert statement: seven parameters each. */
 	private static final int MAX_INSERT_ROWS = 1000;
 
+	/** The most bytes of payloads and headers of one insert statement, but one row. */
+	private static final long MAX_INSERT_BYTES = 4L * 1024 * 1024;
+
 	private static final String NOW = "UTC_TIMESTAMP(6)";
 
 	private static final String DUE = "status = 'PENDING' AND available_at <= " + NOW;
@@ -160,8 +163,9 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 	List<Long> insert(NamedParameterJdbcOperations jdbc, List<NewRow> rows, int keyLock, boolean notify) {
 		lock(jdbc, rows, keyLock);
 		List<Long> ids = new ArrayList<>(rows.size());
-		for (int from = 0; from < rows.size(); from += MAX_INSERT_ROWS) {
-			List<NewRow> chunk = rows.subList(from, Math.min(rows.size(), from + MAX_INSERT_ROWS));
+		for (int from = 0, to; from < rows.size(); from = to) {
+			to = chunkEnd(rows, from);
+			List<NewRow> chunk = rows.subList(from, to);
 			StringBuilder sql = new StringBuilder(TableNames.render("""
 					INSERT INTO %TABLE% (destination, message_key, payload, headers, event_id, event_type,
 					                     idempotency_key, status, attempts, available_at, created_at) VALUES
@@ -187,6 +191,27 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 			ids.addAll(drawn);
 		}
 		return ids;
+	}
+
+	/**
+	 * The end of the rows that one insert statement takes from {@code from}: at most
+	 * {@value #MAX_INSERT_ROWS} rows and {@value #MAX_INSERT_BYTES} bytes of payloads and
+	 * headers (one row whatever its size), so that a statement stays within the server's
+	 * {@code max_allowed_packet} (16 MiB by default) when a transaction appends many
+	 * large rows at once.
+	 */
+	private static int chunkEnd(List<NewRow> rows, int from) {
+		long bytes = 0;
+		int to = from;
+		while (to < rows.size() && to - from < MAX_INSERT_ROWS) {
+			NewRow row = rows.get(to);
+			bytes += row.payload().length + ((row.headers() != null) ? row.headers().length() * 4L : 0);
+			if (to > from && bytes > MAX_INSERT_BYTES) {
+				break;
+			}
+			to++;
+		}
+		return to;
 	}
 
 	/**

@@ -1,10 +1,14 @@
 package dev.idempotency.outbox;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 
 import javax.sql.DataSource;
 
@@ -57,12 +61,32 @@ class MariaDbOutboxStatementsTests {
 	}
 
 	@Test
+	void appendsOfOneTransactionLargerThanTheServersLargestPacketAreWrittenBySeveralStatementsInOrder() {
+		String table = "large_append_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		long packet = this.jdbc.queryForObject("SELECT @@max_allowed_packet", Long.class);
+		int size = 600 * 1024;
+		int count = (int) (packet / size) + 8;
+		List<OutboxEvent> events = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			byte[] payload = new byte[size];
+			Arrays.fill(payload, (byte) ('a' + (i % 26)));
+			events.add(OutboxEvent.to("orders").key("order-1").eventId("large-" + i).payload(payload).build());
+		}
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		List<Long> ids = OutboxTestSupport.transactions(this.dataSource).execute((status) -> outbox.appendAll(events));
+		assertThat(ids).hasSize(count).isSorted();
+		assertThat(this.jdbc.queryForList("SELECT event_id FROM " + table + " ORDER BY id", String.class))
+			.containsExactlyElementsOf(events.stream().map(OutboxEvent::getEventId).toList());
+	}
+
+	@Test
 	void keysHashToTheSameSlotInEveryInstanceAndSpreadOverTheSlots() {
 		assertThat(MariaDbOutboxStatements.slot("orders", "order-1"))
 			.isEqualTo(MariaDbOutboxStatements.slot("orders", "order-1"))
 			.isBetween(1, MariaDbOutboxStatements.LOCK_SLOTS - 1);
 		// The destination counts: the same key of two destinations is two keys.
-		assertThat(java.util.stream.IntStream.range(0, 4096)
+		assertThat(IntStream.range(0, 4096)
 			.map((i) -> MariaDbOutboxStatements.slot("orders", "order-" + i))
 			.distinct()
 			.count()).isGreaterThan(MariaDbOutboxStatements.LOCK_SLOTS - 40L);
