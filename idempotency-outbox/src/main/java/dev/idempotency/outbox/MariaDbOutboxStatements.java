@@ -101,7 +101,10 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 		this.lockTable = lockTable(this.table);
 		// The keys of unpublished rows in the (published_at, destination, message_key,
 		// id) index, grouped as the index orders them: the head of a key is its least
-		// id. The grouping streams in index order and stops after :max_visited keys.
+		// id. Grouped by published_at too (NULL in every row), so that the grouping is a
+		// prefix of the index and the optimizer may read it by a loose index scan, one
+		// probe per key, instead of every row of every key (it does once the statistics
+		// show many rows per key); it stops after :max_visited keys.
 		this.visitKeys = render(
 				"""
 						SELECT h.destination, h.message_key, h.id, 1 AS head,
@@ -110,8 +113,8 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 						             row_number() OVER (ORDER BY g.destination, g.message_key) AS visited
 						      FROM (SELECT destination, message_key, min(id) AS id FROM %TABLE%
 						            WHERE published_at IS NULL AND message_key IS NOT NULL AND %AFTER%
-						            GROUP BY destination, message_key
-						            ORDER BY destination, message_key LIMIT :max_visited) g) h
+						            GROUP BY published_at, destination, message_key
+						            ORDER BY published_at, destination, message_key LIMIT :max_visited) g) h
 						JOIN %TABLE% o ON o.id = h.id
 						WHERE (o.status = 'PENDING' AND o.available_at <= %NOW%) OR h.visited = :max_visited
 						ORDER BY h.visited

@@ -17,6 +17,8 @@ import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -140,6 +142,50 @@ class MariaDbOutboxStatementsTests {
 		assertThat(cycle.get(30, TimeUnit.SECONDS)).isEqualTo(2);
 		assertThat(OutboxTestSupport.countByStatus(this.jdbc, table)).containsEntry("PUBLISHED", 2L)
 			.containsEntry("PENDING", 2L);
+	}
+
+	@Test
+	void aVisitOfKeysWithLongRunsReadsAnEntryPerKeyNotEveryRowBehindThem() {
+		String table = "long_runs_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		this.jdbc.update("""
+				INSERT INTO %s (destination, message_key, payload, event_id, idempotency_key, status, available_at,
+				                created_at)
+				SELECT 'orders', concat('key-', seq %% 5), 'x', seq, seq, 'PENDING', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)
+				FROM seq_1_to_20000
+				""".formatted(table));
+		// The statistics InnoDB recomputes once a tenth of the rows changed.
+		this.jdbc.execute("ANALYZE TABLE " + table);
+		SingleConnectionDataSource connection = OutboxTestSupport.ownConnection(this.schema);
+		try {
+			JdbcTemplate session = new JdbcTemplate(connection);
+			MapSqlParameterSource visit = new MapSqlParameterSource().addValue("from_destination", "")
+				.addValue("from_key", "")
+				.addValue("limit", 100)
+				.addValue("max_visited", 400);
+			long before = entriesRead(session);
+			List<RelayClaims.VisitedKey> keys = new MariaDbOutboxStatements(table)
+				.visitKeys(new NamedParameterJdbcTemplate(session), visit);
+			long read = entriesRead(session) - before;
+			assertThat(keys).extracting(RelayClaims.VisitedKey::messageKey)
+				.containsExactly("key-0", "key-1", "key-2", "key-3", "key-4");
+			assertThat(keys).extracting(RelayClaims.VisitedKey::id).containsExactly(5L, 1L, 2L, 3L, 4L);
+			// A grouping that reads every row of the five keys reads 20 000 entries.
+			assertThat(read).isLessThan(100);
+		}
+		finally {
+			connection.destroy();
+		}
+	}
+
+	/** The index and table entries the session read so far. */
+	private static long entriesRead(JdbcTemplate session) {
+		return session
+			.query("SHOW SESSION STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key')",
+					(rs, row) -> rs.getLong(2))
+			.stream()
+			.mapToLong(Long::longValue)
+			.sum();
 	}
 
 	private static byte[] bytes(String text) {
