@@ -274,8 +274,8 @@ public final class DatabasesBenchmark {
 						.formatted(rows), prefix);
 				this.jdbc.execute("ANALYZE TABLE idempotency_key");
 			}
-			RetentionCleaner cleaner = new RetentionCleaner(this.jdbc,
-					new TransactionTemplate(new DataSourceTransactionManager(this.pool)), this.database);
+			RetentionCleaner cleaner = new RetentionCleaner(this.jdbc, new DataSourceTransactionManager(this.pool),
+					this.database);
 			long started = System.nanoTime();
 			long deleted = cleaner.deleteAll(RetentionTarget.idempotencyKeys("idempotency_key", this.database),
 					CLEANUP_BATCH, Duration.ZERO);

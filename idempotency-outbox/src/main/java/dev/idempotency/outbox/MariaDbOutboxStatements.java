@@ -27,7 +27,6 @@ import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcOperations;
 import org.springframework.jdbc.core.namedparam.SqlParameterSource;
-import org.springframework.transaction.TransactionDefinition;
 
 /**
  * The SQL of the outbox for MariaDB (InnoDB). Times are UTC {@code DATETIME(6)} from the
@@ -70,6 +69,9 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 
 	/** The most bytes of payloads and headers of one insert statement, but one row. */
 	private static final long MAX_INSERT_BYTES = 4L * 1024 * 1024;
+
+	/** The most dead rows one statement of a re-drive of them all updates. */
+	private static final int REDRIVE_BATCH = 1000;
 
 	private static final String NOW = "UTC_TIMESTAMP(6)";
 
@@ -484,20 +486,36 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 				UPDATE %TABLE%
 				SET status = 'PENDING', attempts_before_redrive = attempts, available_at = %NOW%, locked_by = NULL,
 				    locked_until = NULL
-				WHERE status = 'DEAD'
+				WHERE status = 'DEAD' AND id IN (:ids)
 				""", this.table).replace("%NOW%", NOW);
-		return (id != null) ? jdbc.update(sql + "  AND id = :id\n", new MapSqlParameterSource("id", id))
-				: jdbc.update(sql, new MapSqlParameterSource());
+		if (id != null) {
+			return jdbc.update(sql, new MapSqlParameterSource("ids", id));
+		}
+		// Every dead row, a bounded batch at a time: the ids read without a lock, then
+		// updated by id, so that the re-drive locks dead rows only. An update by status
+		// would lock every row it reads, and wait for those a relay holds.
+		String dead = TableNames.render("""
+				SELECT id FROM %TABLE% WHERE published_at IS NULL AND status = 'DEAD' AND id > :after
+				ORDER BY id LIMIT :limit
+				""", this.table);
+		int redriven = 0;
+		long after = 0;
+		List<Long> ids;
+		do {
+			ids = jdbc.queryForList(dead, new MapSqlParameterSource("after", after).addValue("limit", REDRIVE_BATCH),
+					Long.class);
+			if (!ids.isEmpty()) {
+				redriven += jdbc.update(sql, new MapSqlParameterSource("ids", ids));
+				after = ids.get(ids.size() - 1);
+			}
+		}
+		while (ids.size() == REDRIVE_BATCH);
+		return redriven;
 	}
 
 	@Override
 	String publishedBefore() {
 		return PUBLISHED + " AND published_at < " + NOW + " - INTERVAL (? * 1000) MICROSECOND";
-	}
-
-	@Override
-	int relayIsolation() {
-		return TransactionDefinition.ISOLATION_READ_COMMITTED;
 	}
 
 	private static Instant instant(ResultSet rs, String column) throws SQLException {

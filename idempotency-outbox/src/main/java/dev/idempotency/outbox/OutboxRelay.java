@@ -10,6 +10,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.internal.StoreTransactionManagers;
+import dev.idempotency.core.jdbc.BackgroundTransactions;
 import dev.idempotency.core.jdbc.DatabaseType;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -130,9 +131,11 @@ public final class OutboxRelay
 				: new DataSourceTransactionManager(builder.dataSource);
 		String table = builder.table;
 		DatabaseType database = builder.database;
-		SingletonSupplier<OutboxStatements> sql = SingletonSupplier.of(() -> OutboxStatements.of(table,
-				(database != null) ? database : DatabaseType.of(jdbc.getJdbcOperations())));
-		TransactionTemplate transactions = new RelayTransactions(transactionManager, sql);
+		SingletonSupplier<DatabaseType> databaseType = SingletonSupplier
+			.of(() -> (database != null) ? database : DatabaseType.of(jdbc.getJdbcOperations()));
+		SingletonSupplier<OutboxStatements> sql = SingletonSupplier
+			.of(() -> OutboxStatements.of(table, databaseType.obtain()));
+		TransactionTemplate transactions = new BackgroundTransactions(transactionManager, databaseType);
 		this.destinations = List.copyOf(builder.destinations);
 		this.mode = builder.mode;
 		this.lease = builder.lease;

@@ -130,12 +130,6 @@ abstract sealed class OutboxStatements permits PostgresOutboxStatements, MariaDb
 	 */
 	abstract String publishedBefore();
 
-	/**
-	 * The isolation level of the relay's transactions, or
-	 * {@link org.springframework.transaction.TransactionDefinition#ISOLATION_DEFAULT}.
-	 */
-	abstract int relayIsolation();
-
 	static VisitedKey visited(ResultSet rs, int row) throws SQLException {
 		return new VisitedKey(rs.getString("destination"), rs.getString("message_key"), rs.getLong("id"),
 				rs.getBoolean("head"), rs.getBoolean("claimable"), rs.getBoolean("last"), rs.getLong("heads"));

@@ -16,7 +16,6 @@ import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcOperations;
 import org.springframework.jdbc.support.SqlArrayValue;
-import org.springframework.transaction.TransactionDefinition;
 
 /**
  * The SQL of the outbox for PostgreSQL. Parameters are bound by name ({@code :name}),
@@ -467,11 +466,6 @@ final class PostgresOutboxStatements extends OutboxStatements {
 	@Override
 	String publishedBefore() {
 		return PUBLISHED + " AND published_at < now() - ? * interval '1 millisecond'";
-	}
-
-	@Override
-	int relayIsolation() {
-		return TransactionDefinition.ISOLATION_DEFAULT;
 	}
 
 	private static SqlArrayValue array(String type, Stream<?> values) {

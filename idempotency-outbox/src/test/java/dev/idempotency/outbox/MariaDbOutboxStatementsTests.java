@@ -1,6 +1,7 @@
 package dev.idempotency.outbox;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -8,10 +9,13 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.core.jdbc.DatabaseType;
+import dev.idempotency.core.jdbc.RetentionCleaner;
 import dev.idempotency.test.MariaDbTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.Test;
@@ -19,14 +23,17 @@ import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.transaction.support.DefaultTransactionStatus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * What the outbox's MariaDB statements do where PostgreSQL's need no equivalent: the lock
- * table that keeps a key's rows in commit order, and the relay's isolation level.
+ * table that keeps a key's rows in commit order, the isolation level of the relay and the
+ * cleanup, a re-drive that waits for no relay, a visit that reads a probe per key.
  */
 @MariaDbTest
 class MariaDbOutboxStatementsTests {
@@ -100,6 +107,89 @@ class MariaDbOutboxStatementsTests {
 	void aSimpleRelayHoldingItsClaimAcrossTheDeliveryHoldsBackNoAppendOfAnotherKeyOrWithoutAKey() throws Exception {
 		String table = "held_claim_outbox";
 		OutboxTestSupport.createTable(this.dataSource, table);
+		int published = whileASimpleRelayHoldsItsClaim(table, () -> inASessionThatWaitsASecondAtMost((business) -> {
+			// The claim's transaction is open, its rows locked: an append of another key,
+			// or of none, waits for no lock of it.
+			JdbcOutbox businessOutbox = OutboxTestSupport.outbox(business, table);
+			OutboxTestSupport.transactions(business).executeWithoutResult((status) -> {
+				businessOutbox.append(OutboxEvent.to("orders").key("other").payload(bytes("other")).build());
+				businessOutbox.append(OutboxEvent.to("orders").payload(bytes("unkeyed-after")).build());
+			});
+			assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table, Integer.class)).isEqualTo(4);
+		}));
+		assertThat(published).isEqualTo(2);
+		assertThat(OutboxTestSupport.countByStatus(this.jdbc, table)).containsEntry("PUBLISHED", 2L)
+			.containsEntry("PENDING", 2L);
+	}
+
+	@Test
+	void aReDriveOfEveryDeadRowWaitsForNoRowThatASimpleRelayHoldsAcrossTheDelivery() throws Exception {
+		String table = "redrive_held_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource)
+			.executeWithoutResult(
+					(status) -> outbox.append(OutboxEvent.to("orders").key("dead").payload(bytes("dead")).build()));
+		this.jdbc.update("UPDATE " + table + " SET status = 'DEAD', attempts = 5");
+		// (A dead row without a key would wait: the simple relay's claim of rows without
+		// a
+		// key keeps the locks of every such row it read, dead or not yet due, until its
+		// delivery ends.)
+		int published = whileASimpleRelayHoldsItsClaim(table,
+				() -> inASessionThatWaitsASecondAtMost((operator) -> assertThat(
+						new OutboxDeadRows(new JdbcTemplate(operator), table, DatabaseType.MARIADB).redriveAll())
+					.isOne()));
+		assertThat(published).isEqualTo(2);
+		assertThat(OutboxTestSupport.countByStatus(this.jdbc, table)).containsEntry("PUBLISHED", 2L)
+			.containsEntry("PENDING", 1L)
+			.doesNotContainKey("DEAD");
+	}
+
+	@Test
+	void theCleanupOfPublishedRowsHoldsBackNoAppend() {
+		String table = "cleaned_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
+		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
+			outbox.append(OutboxEvent.to("orders").key("first").payload(bytes("old")).build());
+			outbox.append(OutboxEvent.to("orders").key("last").payload(bytes("old")).build());
+		});
+		this.jdbc
+			.update("UPDATE " + table + " SET status = 'PUBLISHED', published_at = UTC_TIMESTAMP(6) - INTERVAL 2 DAY");
+		// Each batch's transaction, before it commits, lets an application append to
+		// the keys whose rows it deleted: at REPEATABLE READ the delete's lock of the
+		// gap before the first row it keeps would hold the appends back.
+		List<Integer> appendedBeforeCommit = new ArrayList<>();
+		DataSourceTransactionManager transactionManager = new DataSourceTransactionManager(this.dataSource) {
+
+			@Override
+			protected void doCommit(DefaultTransactionStatus status) {
+				inASessionThatWaitsASecondAtMost((business) -> {
+					JdbcOutbox businessOutbox = OutboxTestSupport.outbox(business, table);
+					OutboxTestSupport.transactions(business).executeWithoutResult((appending) -> {
+						businessOutbox.append(OutboxEvent.to("orders").key("first").payload(bytes("new")).build());
+						businessOutbox.append(OutboxEvent.to("orders").key("last").payload(bytes("new")).build());
+					});
+					appendedBeforeCommit.add(2);
+				});
+				super.doCommit(status);
+			}
+
+		};
+		RetentionCleaner cleaner = new RetentionCleaner(this.jdbc, transactionManager, DatabaseType.MARIADB);
+		assertThat(
+				cleaner.deleteBatch(OutboxSchema.publishedRows(table, Duration.ofHours(1), DatabaseType.MARIADB), 100))
+			.isEqualTo(2);
+		assertThat(appendedBeforeCommit).containsExactly(2);
+		assertThat(OutboxTestSupport.countByStatus(this.jdbc, table)).containsExactly(Map.entry("PENDING", 2L));
+	}
+
+	/**
+	 * Run an action while a simple relay's cycle holds its claim of a keyed row (and one
+	 * without a key) open across the delivery.
+	 * @return the rows the cycle published
+	 */
+	private int whileASimpleRelayHoldsItsClaim(String table, Runnable action) throws Exception {
 		JdbcOutbox outbox = OutboxTestSupport.outbox(this.dataSource, table);
 		OutboxTestSupport.transactions(this.dataSource).executeWithoutResult((status) -> {
 			outbox.append(OutboxEvent.to("orders").key("held").payload(bytes("held")).build());
@@ -119,29 +209,26 @@ class MariaDbOutboxStatementsTests {
 		CompletableFuture<Integer> cycle = CompletableFuture.supplyAsync(relay::runOnce);
 		try {
 			assertThat(delivering.await(30, TimeUnit.SECONDS)).isTrue();
-			// The claim's transaction is open, its rows locked: an append of another
-			// key, or of none, waits for no lock of it (a second at most, then the
-			// append fails).
-			SingleConnectionDataSource business = OutboxTestSupport.ownConnection(this.schema);
-			try {
-				new JdbcTemplate(business).execute("SET SESSION innodb_lock_wait_timeout = 1");
-				JdbcOutbox businessOutbox = OutboxTestSupport.outbox(business, table);
-				OutboxTestSupport.transactions(business).executeWithoutResult((status) -> {
-					businessOutbox.append(OutboxEvent.to("orders").key("other").payload(bytes("other")).build());
-					businessOutbox.append(OutboxEvent.to("orders").payload(bytes("unkeyed-after")).build());
-				});
-			}
-			finally {
-				business.destroy();
-			}
-			assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table, Integer.class)).isEqualTo(4);
+			action.run();
 		}
 		finally {
 			release.countDown();
 		}
-		assertThat(cycle.get(30, TimeUnit.SECONDS)).isEqualTo(2);
-		assertThat(OutboxTestSupport.countByStatus(this.jdbc, table)).containsEntry("PUBLISHED", 2L)
-			.containsEntry("PENDING", 2L);
+		return cycle.get(30, TimeUnit.SECONDS);
+	}
+
+	/**
+	 * Run an action on a connection of its own whose lock waits fail after a second.
+	 */
+	private void inASessionThatWaitsASecondAtMost(Consumer<DataSource> action) {
+		SingleConnectionDataSource session = OutboxTestSupport.ownConnection(this.schema);
+		try {
+			new JdbcTemplate(session).execute("SET SESSION innodb_lock_wait_timeout = 1");
+			action.accept(session);
+		}
+		finally {
+			session.destroy();
+		}
 	}
 
 	@Test

@@ -27,7 +27,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Auto-configuration of retention cleanup and table monitoring: a {@link RetentionTarget}
@@ -91,8 +90,8 @@ public final class IdempotencyOperationsAutoConfiguration {
 			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, ObjectProvider<DatabaseType> database) {
 		DataSource tables = idempotencyDataSource.getIfAvailable(dataSource::getObject);
-		return new RetentionCleaner(new JdbcTemplate(tables),
-				new TransactionTemplate(new DataSourceTransactionManager(tables)), database.getIfAvailable());
+		return new RetentionCleaner(new JdbcTemplate(tables), new DataSourceTransactionManager(tables),
+				database.getIfAvailable());
 	}
 
 	@Bean

@@ -11,6 +11,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionOperations;
 import org.springframework.util.Assert;
 import org.springframework.util.function.SingletonSupplier;
@@ -41,7 +42,8 @@ public final class RetentionCleaner {
 	 * Create a cleaner of the database the driver reports on first use.
 	 * @param jdbc the JDBC operations
 	 * @param transactions runs each batch in a transaction of its own (propagation
-	 * {@code REQUIRES_NEW} or a template used outside any transaction)
+	 * {@code REQUIRES_NEW} or a template used outside any transaction); on MariaDB at
+	 * {@code READ COMMITTED}, see {@link BackgroundTransactions}
 	 */
 	public RetentionCleaner(JdbcOperations jdbc, TransactionOperations transactions) {
 		this(jdbc, transactions, null);
@@ -51,16 +53,42 @@ public final class RetentionCleaner {
 	 * Create a cleaner of a database.
 	 * @param jdbc the JDBC operations
 	 * @param transactions runs each batch in a transaction of its own (propagation
-	 * {@code REQUIRES_NEW} or a template used outside any transaction)
+	 * {@code REQUIRES_NEW} or a template used outside any transaction); on MariaDB at
+	 * {@code READ COMMITTED}, see {@link BackgroundTransactions}
 	 * @param database the database, or {@code null} for the one the driver reports on
 	 * first use
 	 */
 	public RetentionCleaner(JdbcOperations jdbc, TransactionOperations transactions, @Nullable DatabaseType database) {
+		this(jdbc, notNull(transactions, "transactions"), null, database);
+	}
+
+	/**
+	 * Create a cleaner of a database whose batches run in {@link BackgroundTransactions}
+	 * of a transaction manager: each a new transaction, at the isolation level the
+	 * database needs.
+	 * @param jdbc the JDBC operations
+	 * @param transactionManager the transaction manager of the database
+	 * @param database the database, or {@code null} for the one the driver reports on
+	 * first use
+	 * @since 0.2.0
+	 */
+	public RetentionCleaner(JdbcOperations jdbc, PlatformTransactionManager transactionManager,
+			@Nullable DatabaseType database) {
+		this(jdbc, null, notNull(transactionManager, "transactionManager"), database);
+	}
+
+	private RetentionCleaner(JdbcOperations jdbc, @Nullable TransactionOperations transactions,
+			@Nullable PlatformTransactionManager transactionManager, @Nullable DatabaseType database) {
 		Assert.notNull(jdbc, "jdbc must not be null");
-		Assert.notNull(transactions, "transactions must not be null");
 		this.jdbc = jdbc;
-		this.transactions = transactions;
 		this.database = SingletonSupplier.of(() -> (database != null) ? database : DatabaseType.of(jdbc));
+		this.transactions = (transactions != null) ? transactions
+				: new BackgroundTransactions(notNull(transactionManager, "transactionManager"), this.database);
+	}
+
+	private static <T> T notNull(@Nullable T argument, String name) {
+		Assert.notNull(argument, () -> name + " must not be null");
+		return argument;
 	}
 
 	/**
