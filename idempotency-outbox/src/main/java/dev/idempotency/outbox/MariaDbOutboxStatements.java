@@ -67,7 +67,10 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 	/** The most rows of one insert statement: seven parameters each. */
 	private static final int MAX_INSERT_ROWS = 1000;
 
-	/** The most bytes of payloads and headers of one insert statement, but one row. */
+	/**
+	 * The most bytes of payloads and headers as sent in one insert statement, but one
+	 * row.
+	 */
 	private static final long MAX_INSERT_BYTES = 4L * 1024 * 1024;
 
 	/** The most dead rows one statement of a re-drive of them all updates. */
@@ -201,16 +204,17 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 	/**
 	 * The end of the rows that one insert statement takes from {@code from}: at most
 	 * {@value #MAX_INSERT_ROWS} rows and {@value #MAX_INSERT_BYTES} bytes of payloads and
-	 * headers (one row whatever its size), so that a statement stays within the server's
-	 * {@code max_allowed_packet} (16 MiB by default) when a transaction appends many
-	 * large rows at once.
+	 * headers as sent (one row whatever its size), so that a statement stays within the
+	 * server's {@code max_allowed_packet} (16 MiB by default) when a transaction appends
+	 * many large rows at once. The driver sends parameters as text: a payload byte takes
+	 * two bytes at most once escaped, a header character four.
 	 */
 	private static int chunkEnd(List<NewRow> rows, int from) {
 		long bytes = 0;
 		int to = from;
 		while (to < rows.size() && to - from < MAX_INSERT_ROWS) {
 			NewRow row = rows.get(to);
-			bytes += row.payload().length + ((row.headers() != null) ? row.headers().length() * 4L : 0);
+			bytes += row.payload().length * 2L + ((row.headers() != null) ? row.headers().length() * 4L : 0);
 			if (to > from && bytes > MAX_INSERT_BYTES) {
 				break;
 			}
