@@ -269,6 +269,37 @@ class MariaDbOutboxStatementsTests {
 		}
 	}
 
+	@Test
+	void aClaimReadsTheRunOfAKeyByItsOwnEntriesNotThoseOfTheSameKeyInOtherDestinations() {
+		String table = "run_index_outbox";
+		OutboxTestSupport.createTable(this.dataSource, table);
+		this.jdbc.update("""
+				INSERT INTO %s (destination, message_key, payload, event_id, idempotency_key, status, available_at,
+				                created_at)
+				SELECT IF(seq <= 3, 'orders', 'audit'), 'key-1', 'x', seq, seq, 'PENDING', UTC_TIMESTAMP(6),
+				       UTC_TIMESTAMP(6)
+				FROM seq_1_to_20000
+				""".formatted(table));
+		this.jdbc.execute("ANALYZE TABLE " + table);
+		SingleConnectionDataSource connection = OutboxTestSupport.ownConnection(this.schema);
+		try {
+			JdbcTemplate session = new JdbcTemplate(connection);
+			long before = entriesRead(session);
+			List<RelayClaims.ClaimedRow> claimed = OutboxTestSupport.transactions(connection)
+				.execute((status) -> new MariaDbOutboxStatements(table).claim(new NamedParameterJdbcTemplate(session),
+						new OutboxStatements.Claim(List.of(1L), 100, 1024 * 1024, false, OutboxStatus.PUBLISHING,
+								"relay-1", Duration.ofMinutes(1))));
+			long read = entriesRead(session) - before;
+			assertThat(claimed).extracting(RelayClaims.ClaimedRow::id).containsExactlyInAnyOrder(1L, 2L, 3L);
+			// By the index of rows without a key, the run reads the key's 19 997 rows
+			// of the other destination.
+			assertThat(read).isLessThan(100);
+		}
+		finally {
+			connection.destroy();
+		}
+	}
+
 	/** The index and table entries the session read so far. */
 	private static long entriesRead(JdbcTemplate session) {
 		return session

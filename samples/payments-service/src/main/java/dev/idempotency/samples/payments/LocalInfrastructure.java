@@ -14,7 +14,10 @@ import org.springframework.core.env.MapPropertySource;
 /**
  * Starts an embedded PostgreSQL when no {@code spring.datasource.url} is configured, and
  * an in-process Kafka broker when no {@code spring.kafka.bootstrap-servers} is, so that
- * the sample runs with one command on a machine that has neither.
+ * the sample runs with one command on a machine that has neither. A
+ * {@code spring.datasource.url} of a MariaDB ({@code jdbc:mariadb://…}) runs it on that
+ * MariaDB: nothing else changes, as the tables are created for the database the
+ * connection reaches (see {@link SchemaInitialization}).
  */
 class LocalInfrastructure implements EnvironmentPostProcessor {
 

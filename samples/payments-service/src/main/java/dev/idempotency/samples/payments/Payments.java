@@ -69,9 +69,21 @@ class Payments {
 	}
 
 	Charges chargesOf(String orderId) {
-		return this.jdbc.queryForObject(
-				"SELECT count(*) AS charges, coalesce(sum(amount), 0) AS total FROM payment WHERE order_id = ?",
-				(rs, row) -> new Charges(orderId, rs.getLong("charges"), rs.getBigDecimal("total")), orderId);
+		List<BigDecimal> amounts = this.jdbc.queryForList("SELECT amount FROM payment WHERE order_id = ?",
+				BigDecimal.class, orderId);
+		return new Charges(orderId, amounts.size(), total(amounts));
+	}
+
+	/**
+	 * Add amounts up as PostgreSQL's {@code sum(numeric)} does, on every database: the
+	 * total has the largest scale of the amounts ({@code 1200} and {@code 1200.00} make
+	 * {@code 2400.00}), and no amounts make {@code 0}. MariaDB keeps amounts as text (see
+	 * {@code schema-mariadb.sql}), which its {@code sum()} would add as doubles.
+	 * @param amounts the amounts
+	 * @return their total
+	 */
+	static BigDecimal total(List<BigDecimal> amounts) {
+		return amounts.stream().reduce(BigDecimal.ZERO, BigDecimal::add);
 	}
 
 	/**

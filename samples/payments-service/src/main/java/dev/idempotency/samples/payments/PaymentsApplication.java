@@ -17,7 +17,8 @@ import org.springframework.web.client.RestClient;
  * The payments service. Run it with {@code ./mvnw -pl samples/payments-service -am
  * spring-boot:run}: without {@code spring.datasource.url} and
  * {@code spring.kafka.bootstrap-servers} it starts an embedded PostgreSQL and an
- * in-process Kafka broker.
+ * in-process Kafka broker. It runs on MariaDB too, given its URL, such as
+ * {@code --spring.datasource.url=jdbc:mariadb://127.0.0.1:3306/test}.
  */
 @SpringBootApplication
 public class PaymentsApplication {

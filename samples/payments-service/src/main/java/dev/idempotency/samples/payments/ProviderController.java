@@ -1,5 +1,7 @@
 package dev.idempotency.samples.payments;
 
+import java.math.BigDecimal;
+import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.web.Idempotent;
@@ -41,10 +43,9 @@ class ProviderController {
 
 	@GetMapping("/provider/orders/{orderId}/charges")
 	Map<String, Object> charged(@PathVariable String orderId) {
-		Map<String, Object> totals = this.jdbc.queryForMap(
-				"SELECT count(*) AS charges, coalesce(sum(amount), 0) AS total FROM provider_charge WHERE order_id = ?",
-				orderId);
-		return Map.of("orderId", orderId, "charges", totals.get("charges"), "total", totals.get("total"));
+		List<BigDecimal> amounts = this.jdbc.queryForList("SELECT amount FROM provider_charge WHERE order_id = ?",
+				BigDecimal.class, orderId);
+		return Map.of("orderId", orderId, "charges", amounts.size(), "total", Payments.total(amounts));
 	}
 
 }

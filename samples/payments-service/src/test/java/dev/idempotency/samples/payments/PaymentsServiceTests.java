@@ -6,14 +6,18 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import dev.idempotency.test.KafkaTest;
-import dev.idempotency.test.PostgresTest;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -24,17 +28,24 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.test.annotation.DirtiesContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The sample's HTTP contract and its Kafka and outbox flows, end to end over real HTTP,
- * the in-process broker and a real PostgreSQL.
+ * the in-process broker and a real database, one subclass per database. The sample is not
+ * told which database it runs on: it finds out from its connection.
+ * <p>
+ * Payments from the review threshold on are charged without the hold of a fraud review,
+ * which {@link PaymentsWalkthroughTests} shows. Each context is closed after its class,
+ * so that its listener leaves the consumer group and cannot take the events of the next
+ * class's test to its own database.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@PostgresTest
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "payments.review.hold=0s")
 @KafkaTest
-class PaymentsServiceTests {
+@DirtiesContext
+abstract class PaymentsServiceTests {
 
 	private static final JsonMapper json = JsonMapper.builder().build();
 
@@ -76,6 +87,24 @@ class PaymentsServiceTests {
 		assertThat(json.readTree(read.body())).isEqualTo(payment);
 		assertThat(json.readTree(get("/orders/" + orderId + "/charges").body()))
 			.isEqualTo(json.readTree("{\"orderId\":\"" + orderId + "\",\"charges\":1,\"total\":1200}"));
+	}
+
+	@Test
+	void amountsKeepTheScaleTheyWereSentWithAndTotalsTheLargestOfTheirs() throws Exception {
+		String orderId = "order-" + UUID.randomUUID();
+		HttpResponse<String> whole = post("/payments", UUID.randomUUID().toString(), payment(orderId, "1200", "EUR"));
+		HttpResponse<String> cents = post("/payments", UUID.randomUUID().toString(), payment(orderId, "0.50", "EUR"));
+		assertThat(whole.body()).contains("\"amount\":1200,");
+		assertThat(cents.body()).contains("\"amount\":0.50,");
+		for (HttpResponse<String> created : List.of(whole, cents)) {
+			assertThat(created.statusCode()).isEqualTo(201);
+			assertThat(get(created.headers().firstValue("Location").orElseThrow()).body()).isEqualTo(created.body());
+		}
+		assertThat(get("/orders/" + orderId + "/charges").body())
+			.isEqualTo("{\"orderId\":\"" + orderId + "\",\"charges\":2,\"total\":1200.50}");
+		await(() -> providerChargesOf(orderId) == 2);
+		assertThat(get("/provider/orders/" + orderId + "/charges").body()).contains("\"total\":1200.50")
+			.contains("\"charges\":2");
 	}
 
 	@Test
@@ -188,6 +217,69 @@ class PaymentsServiceTests {
 			.isOne();
 	}
 
+	@Test
+	void putWithAClientChosenIdAndAnotherStateUpdatesTheRow() throws Exception {
+		UUID id = UUID.randomUUID();
+		assertThat(put("/payment-methods/" + id, "{\"holder\":\"A. Ivanova\",\"last4\":\"4242\"}").statusCode())
+			.isEqualTo(201);
+		String changed = "{\"holder\":\"A. Petrova\",\"last4\":\"1881\"}";
+		HttpResponse<String> update = put("/payment-methods/" + id, changed);
+		assertThat(update.statusCode()).isEqualTo(200);
+		assertThat(json.readTree(update.body())).isEqualTo(json.readTree(changed));
+		assertThat(this.jdbc.queryForMap("SELECT holder, last4 FROM payment_method WHERE id = ?", id))
+			.containsEntry("holder", "A. Petrova")
+			.containsEntry("last4", "1881");
+	}
+
+	@Test
+	void concurrentFirstPutsOfAClientChosenIdCreateItOnce() throws Exception {
+		UUID id = UUID.randomUUID();
+		List<Integer> statuses = concurrently(4,
+				() -> put("/payment-methods/" + id, "{\"holder\":\"A. Ivanova\",\"last4\":\"4242\"}"));
+		assertThat(statuses).containsExactlyInAnyOrder(201, 200, 200, 200);
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM payment_method WHERE id = ?", Integer.class, id))
+			.isOne();
+	}
+
+	@Test
+	void concurrentRefundsOfAnOrderRefundItOnce() throws Exception {
+		String orderId = "order-" + UUID.randomUUID();
+		List<Integer> statuses = concurrently(4,
+				() -> post("/orders/" + orderId + "/refund", null, "{\"amount\":1200}"));
+		assertThat(statuses).containsExactlyInAnyOrder(201, 200, 200, 200);
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM refund WHERE order_id = ?", Integer.class, orderId))
+			.isOne();
+	}
+
+	/**
+	 * Send requests from as many threads, released together, and return their statuses.
+	 */
+	private static List<Integer> concurrently(int threads, Request request) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(threads);
+		try {
+			CountDownLatch ready = new CountDownLatch(threads);
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<Integer>> responses = new ArrayList<>();
+			for (int i = 0; i < threads; i++) {
+				responses.add(executor.submit(() -> {
+					ready.countDown();
+					start.await();
+					return request.send().statusCode();
+				}));
+			}
+			ready.await();
+			start.countDown();
+			List<Integer> statuses = new ArrayList<>();
+			for (Future<Integer> response : responses) {
+				statuses.add(response.get(60, TimeUnit.SECONDS));
+			}
+			return statuses;
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
 	private static String payment(String orderId, String amount, String currency) {
 		return "{\"orderId\":\"" + orderId + "\",\"amount\":" + amount + ",\"currency\":\"" + currency + "\"}";
 	}
@@ -241,6 +333,16 @@ class PaymentsServiceTests {
 
 	private URI uri(String path) {
 		return URI.create("http://localhost:" + this.port + path);
+	}
+
+	/**
+	 * A request to the sample.
+	 */
+	@FunctionalInterface
+	private interface Request {
+
+		HttpResponse<String> send() throws Exception;
+
 	}
 
 }

@@ -18,7 +18,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.idempotency.test.KafkaTest;
-import dev.idempotency.test.PostgresTest;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +25,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.annotation.DirtiesContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -36,12 +36,16 @@ import static org.assertj.core.api.Assertions.fail;
  * answer checked against the one shown under it, where {@code …} stands for anything. A
  * replay must be the same bytes as the first answer to the same command. A command sent
  * to the background ({@code &}) runs until the next command has been answered; its fraud
- * review is then ended at once instead of after its hold.
+ * review is then ended at once instead of after its hold. One subclass per database: the
+ * page's answers are the same on both.
+ * <p>
+ * Each context is closed after its class, so that its listener leaves the consumer group
+ * that the next class's context joins.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "payments.review.hold=10m")
-@PostgresTest
 @KafkaTest
-class PaymentsWalkthroughTests {
+@DirtiesContext
+abstract class PaymentsWalkthroughTests {
 
 	private static final Path WALKTHROUGH = Path.of("README.md");
 
