@@ -13,9 +13,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Runs a test class against a real MariaDB in a database of its own, dropped after the
  * class (see {@link TestMariaDb} for which server).
  * <p>
- * Declare a {@link TestSchema} or {@link javax.sql.DataSource} parameter on a
- * constructor, a lifecycle method or a test method. Spring test contexts are not pointed
- * at it yet.
+ * In a plain JUnit test, declare a {@link TestSchema} or {@link javax.sql.DataSource}
+ * parameter on a constructor, a lifecycle method or a test method. In a Spring test, the
+ * context's data source points at a database owned by the application context and
+ * dropped when the context closes, as with {@link PostgresTest}.
  *
  * @since 0.1.0
  */
