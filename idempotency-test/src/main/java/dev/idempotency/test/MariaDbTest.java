@@ -15,8 +15,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * <p>
  * In a plain JUnit test, declare a {@link TestSchema} or {@link javax.sql.DataSource}
  * parameter on a constructor, a lifecycle method or a test method. In a Spring test, the
- * context's data source points at a database owned by the application context and
- * dropped when the context closes, as with {@link PostgresTest}.
+ * context's data source points at a database owned by the application context and dropped
+ * when the context closes, as with {@link PostgresTest}.
  *
  * @since 0.1.0
  */
