@@ -142,6 +142,9 @@ final class CrashDemoRun {
 				"--spring.datasource.password=" + schema.getPassword(),
 				"--spring.kafka.bootstrap-servers=" + broker.getBrokersAsString(),
 				"--spring.kafka.consumer.group-id=" + group, "--spring.kafka.consumer.auto-offset-reset=earliest",
+				// A killed consumer leaves its group after 6 s (the broker's least), not
+				// the 45 s default, before the restarted one gets the partition.
+				"--spring.kafka.consumer.properties[session.timeout.ms]=6000",
 				"--spring.kafka.listener.ack-mode=record", "--idempotency.jdbc.initialize-schema=always",
 				"--spring.main.banner-mode=off", "--logging.level.root=WARN", "--logging.level.org.apache.kafka=ERROR",
 				"--spring.lifecycle.timeout-per-shutdown-phase=3s");
