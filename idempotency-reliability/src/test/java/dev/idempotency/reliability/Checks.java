@@ -21,6 +21,8 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * What must hold after a scenario, read from the database and the topics: each payment
  * charged once and by the provider once, each committed outbox row published and found in
@@ -101,7 +103,8 @@ class Checks {
 			findings.stuck(row.get("n") + " outbox rows to " + row.get("destination") + " still " + row.get("status"));
 		}
 		for (Map<String, Object> row : db.query(
-				"SELECT idempotency_key FROM idempotency_key WHERE idempotency_key LIKE ? AND status = 'IN_PROGRESS' AND locked_until < now()",
+				"SELECT idempotency_key FROM idempotency_key WHERE idempotency_key LIKE ? AND status = 'IN_PROGRESS' AND locked_until < "
+						+ db.now(),
 				prefix + "-%")) {
 			findings.stuck("key IN_PROGRESS past its lease: " + row.get("idempotency_key"));
 		}
@@ -152,6 +155,53 @@ class Checks {
 		});
 	}
 
+	/**
+	 * Check that every outbox row claimed at a kill is PUBLISHED and its event is in
+	 * Kafka with its key.
+	 * @param ids the rows
+	 * @param findings where what is wrong is added
+	 */
+	void checkPublished(Set<Long> ids, Findings findings) {
+		if (ids.isEmpty()) {
+			return;
+		}
+		Map<String, String> keyOfEvent = new HashMap<>();
+		for (Map<String, Object> row : this.cluster.database
+			.query("SELECT id, status, event_id, message_key FROM outbox WHERE id IN (" + idList(ids) + ")")) {
+			if (!"PUBLISHED".equals(row.get("status"))) {
+				findings.stuck("outbox row " + row.get("id") + " claimed at a kill is " + row.get("status"));
+			}
+			keyOfEvent.put((String) row.get("event_id"), (String) row.get("message_key"));
+		}
+		Map<String, String> published = new HashMap<>();
+		for (ConsumerRecord<String, byte[]> record : readAll(Cluster.Topics.PAYMENTS_CHARGED)) {
+			Header header = record.headers().lastHeader("event-id");
+			if (header != null) {
+				published.put(new String(header.value(), StandardCharsets.UTF_8), record.key());
+			}
+		}
+		keyOfEvent.forEach((eventId, key) -> {
+			if (!published.containsKey(eventId)) {
+				findings.lost("event " + eventId + " claimed at a kill never reached Kafka");
+			}
+			else if (!key.equals(published.get(eventId))) {
+				findings
+					.misordered("event " + eventId + " published with key " + published.get(eventId) + ", not " + key);
+			}
+		});
+		if (keyOfEvent.size() < ids.size()) {
+			findings.lost((ids.size() - keyOfEvent.size()) + " outbox rows claimed at a kill are gone");
+		}
+	}
+
+	/**
+	 * The ids as the list of an SQL {@code IN}, the same on every database: they are
+	 * numbers, never text from outside.
+	 */
+	static String idList(Set<Long> ids) {
+		return ids.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "));
+	}
+
 	List<ConsumerRecord<String, byte[]>> readAll(String topic) {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
 				this.cluster.broker.bootstrapServers(), ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
@@ -175,6 +225,18 @@ class Checks {
 			}
 		}
 		return records;
+	}
+
+	/**
+	 * Assert that the checks found nothing and that every operation of the load was
+	 * answered: none refused, none left without a definitive answer.
+	 * @param findings what the checks found
+	 * @param load the clients' operations
+	 */
+	static void assertClean(Findings findings, LoadClient.Load load) {
+		assertThat(findings.clean()).as(findings.toString()).isTrue();
+		assertThat(load.refused()).as("refused operations").isEmpty();
+		assertThat(load.unanswered()).as("operations without a definitive answer").isEmpty();
 	}
 
 	/** What a check found. */

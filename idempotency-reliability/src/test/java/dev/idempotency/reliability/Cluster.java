@@ -8,16 +8,24 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 
+import dev.idempotency.test.TestSchema;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * The system under test, shared by the test classes of one JVM: a PostgreSQL and a Kafka
- * broker of the suite's own, and two replicas of the payments service on them. Ports are
- * chosen free once and kept, so that whatever is restarted comes back where it was.
+ * The system under test: a database, a Kafka broker of the cluster's own, and two
+ * replicas of the payments service on them. Ports are chosen free once and kept, so that
+ * whatever is restarted comes back where it was.
+ * <p>
+ * The PostgreSQL cluster ({@link #get()}, a PostgreSQL of the suite's own) is shared by
+ * the test classes of one JVM; a cluster on MariaDB ({@link #onMariaDb(TestSchema)}) is
+ * its test class's, under a work directory of its own, and ends with {@link #close()}.
+ * The broker is never shared: the sample's topics and consumer group are fixed, and the
+ * replicas of two clusters on one broker would consume each other's records.
  */
 final class Cluster {
 
@@ -29,17 +37,17 @@ final class Cluster {
 
 	final Path workDir;
 
-	final Postgres postgres;
-
 	final Broker broker;
 
 	final List<Replica> replicas;
 
 	final Database database;
 
+	private final ClusterDatabase clusterDatabase;
+
 	private final Path jar;
 
-	private Cluster(Path workDir, Path jar, Path postgresBin) {
+	private Cluster(Path workDir, Path jar, Function<Path, ClusterDatabase> database) {
 		this.workDir = workDir;
 		this.jar = jar;
 		Processes.init(workDir);
@@ -50,17 +58,15 @@ final class Cluster {
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
-		this.postgres = new Postgres(postgresBin, Postgres.home(workDir), freePort());
-		this.postgres.init();
-		this.postgres.start();
-		this.database = new Database(this.postgres);
+		this.clusterDatabase = database.apply(workDir);
+		this.database = new Database(this.clusterDatabase);
 		this.broker = new Broker(workDir, freePort(), freePort());
 		this.broker.start(STARTUP);
 		this.broker.createTopics(Topics.ORDERS_CONFIRMED, Topics.PAYMENTS_CHARGED);
 		this.replicas = List.of(
-				new Replica("replica-a", workDir, jar, freePort(), this.postgres.jdbcUrl(),
+				new Replica("replica-a", workDir, jar, freePort(), this.clusterDatabase,
 						this.broker.bootstrapServers()),
-				new Replica("replica-b", workDir, jar, freePort(), this.postgres.jdbcUrl(),
+				new Replica("replica-b", workDir, jar, freePort(), this.clusterDatabase,
 						this.broker.bootstrapServers()));
 		// One at a time: both would create the schema at once.
 		for (Replica replica : this.replicas) {
@@ -69,25 +75,86 @@ final class Cluster {
 		}
 	}
 
+	/**
+	 * Return the cluster on a PostgreSQL of the suite's own, started on first use and
+	 * shared by the test classes of the JVM.
+	 * @return the PostgreSQL cluster
+	 */
 	static synchronized Cluster get() {
 		if (instance == null) {
-			Path jar = Path.of(System.getProperty("reliability.service-jar", "missing"));
+			Path jar = serviceJar();
 			Path bin = Path.of(System.getProperty("reliability.postgres-bin", "/usr/lib/postgresql/15/bin"));
-			Assumptions.assumeTrue(Files.isRegularFile(jar),
-					"The payments-service jar is built first: run ./mvnw -pl idempotency-reliability -am verify");
 			Assumptions.assumeTrue(Postgres.available(bin), "No PostgreSQL binaries in " + bin);
-			Path workDir = Path.of(System.getProperty("reliability.work-dir", "target/reliability")).toAbsolutePath();
-			try {
-				Files.createDirectories(workDir);
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
-			}
-			long start = System.nanoTime();
-			instance = new Cluster(workDir, jar, bin);
-			logger.info("Cluster up in " + Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s");
+			instance = start(workRoot(), jar, (workDir) -> {
+				Postgres postgres = new Postgres(bin, Postgres.home(workDir), freePort());
+				postgres.init();
+				postgres.start();
+				return postgres;
+			});
 		}
 		return instance;
+	}
+
+	/**
+	 * Start a cluster on a MariaDB database, under {@code mariadb} in the work directory.
+	 * Its replicas create their tables there; the database is the caller's to drop, after
+	 * {@link #close()}.
+	 * @param schema the database, empty
+	 * @return the MariaDB cluster
+	 */
+	static Cluster onMariaDb(TestSchema schema) {
+		return start(workRoot().resolve("mariadb"), serviceJar(), (workDir) -> new MariaDb(schema));
+	}
+
+	private static Cluster start(Path workDir, Path jar, Function<Path, ClusterDatabase> database) {
+		try {
+			Files.createDirectories(workDir);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		long start = System.nanoTime();
+		Cluster cluster = new Cluster(workDir, jar, database);
+		logger.info("Cluster on " + cluster.clusterDatabase + " up in "
+				+ Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s");
+		return cluster;
+	}
+
+	private static Path serviceJar() {
+		Path jar = Path.of(System.getProperty("reliability.service-jar", "missing"));
+		Assumptions.assumeTrue(Files.isRegularFile(jar),
+				"The payments-service jar is built first: run ./mvnw -pl idempotency-reliability -am verify");
+		return jar;
+	}
+
+	/**
+	 * Return the suite's work directory, where the summary is written.
+	 * @return the directory
+	 */
+	static Path workRoot() {
+		return Path.of(System.getProperty("reliability.work-dir", "target/reliability")).toAbsolutePath();
+	}
+
+	/**
+	 * Return the PostgreSQL of the cluster, for the scenarios that stop, kill and start
+	 * it.
+	 * @return the PostgreSQL
+	 * @throws IllegalStateException if the cluster runs on another database
+	 */
+	Postgres postgres() {
+		if (this.clusterDatabase instanceof Postgres postgres) {
+			return postgres;
+		}
+		throw new IllegalStateException(
+				"The cluster runs on " + this.clusterDatabase + ", not on a PostgreSQL of its own");
+	}
+
+	/**
+	 * Kill the replicas and the broker. The database stays, for its owner to drop.
+	 */
+	void close() {
+		this.replicas.forEach(Replica::kill);
+		this.broker.kill();
 	}
 
 	static boolean longRun() {
@@ -106,7 +173,7 @@ final class Cluster {
 	 * @return the replica
 	 */
 	Replica extraReplica(String name, List<String> overrides) {
-		return new Replica(name, this.workDir, this.jar, freePort(), this.postgres.jdbcUrl(),
+		return new Replica(name, this.workDir, this.jar, freePort(), this.clusterDatabase,
 				this.broker.bootstrapServers(), overrides);
 	}
 

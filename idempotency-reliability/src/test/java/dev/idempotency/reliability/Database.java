@@ -9,18 +9,39 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Queries of the checks, each on a new connection: the database comes and goes.
+ * Queries of the checks, each on a new connection: the database comes and goes. The SQL
+ * in which the cluster's database differs comes from {@link #now()} and
+ * {@link #epochMillis(String)}.
  */
 class Database {
 
-	private final Postgres postgres;
+	private final ClusterDatabase database;
 
-	Database(Postgres postgres) {
-		this.postgres = postgres;
+	Database(ClusterDatabase database) {
+		this.database = database;
+	}
+
+	/**
+	 * Return the SQL of the current time, comparable with the stored times.
+	 * @return an SQL expression
+	 * @see ClusterDatabase#now()
+	 */
+	String now() {
+		return this.database.now();
+	}
+
+	/**
+	 * Return the SQL of a stored time in milliseconds since the epoch.
+	 * @param time an SQL expression of a stored time
+	 * @return an SQL expression
+	 * @see ClusterDatabase#epochMillis(String)
+	 */
+	String epochMillis(String time) {
+		return this.database.epochMillis(time);
 	}
 
 	List<Map<String, Object>> query(String sql, Object... parameters) {
-		try (Connection connection = this.postgres.connect();
+		try (Connection connection = this.database.connect();
 				PreparedStatement statement = connection.prepareStatement(sql)) {
 			for (int i = 0; i < parameters.length; i++) {
 				statement.setObject(i + 1, parameters[i]);
@@ -44,7 +65,7 @@ class Database {
 	}
 
 	int update(String sql, Object... parameters) {
-		try (Connection connection = this.postgres.connect();
+		try (Connection connection = this.database.connect();
 				PreparedStatement statement = connection.prepareStatement(sql)) {
 			for (int i = 0; i < parameters.length; i++) {
 				statement.setObject(i + 1, parameters[i]);
@@ -61,7 +82,7 @@ class Database {
 	}
 
 	boolean reachable() {
-		try (Connection connection = this.postgres.connect()) {
+		try (Connection connection = this.database.connect()) {
 			return connection.isValid(2);
 		}
 		catch (SQLException ex) {

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import static dev.idempotency.reliability.Checks.assertClean;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -40,7 +41,9 @@ import static org.awaitility.Awaitility.await;
  * provider once, every outbox row published and in Kafka in its order's order, no claim
  * held past its lease, and the service serving again.
  * <p>
- * Short by default; {@code -Dreliability.long=true} for the long run.
+ * Scenarios 1 and 5 are {@link KillScenarios}, which {@link MariaDbFaultInjectionTests}
+ * runs on MariaDB too. Short by default; {@code -Dreliability.long=true} for the long
+ * run.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultInjectionTests {
@@ -54,11 +57,17 @@ class FaultInjectionTests {
 
 	private static Checks checks;
 
+	private static RelayClaims relayClaims;
+
+	private static KillScenarios killScenarios;
+
 	@BeforeAll
 	static void startCluster() {
 		cluster = Cluster.get();
 		client = new LoadClient(cluster);
 		checks = new Checks(cluster);
+		relayClaims = new RelayClaims(cluster);
+		killScenarios = new KillScenarios(cluster);
 	}
 
 	@AfterAll
@@ -71,18 +80,9 @@ class FaultInjectionTests {
 	@Test
 	@Order(1)
 	void replicasKilledAtRandomMomentsUnderRetriedLoad() {
-		String prefix = "kill-replica";
-		int cycles = Cluster.longRun() ? 20 : 1;
-		AtomicBoolean stop = new AtomicBoolean();
-		CompletableFuture<LoadClient.Load> load = CompletableFuture.supplyAsync(() -> client.run(prefix, 6, stop));
-		int kills = Faults.killReplicas(cluster, cycles, Duration.ofSeconds(1), Duration.ofSeconds(5));
-		stop.set(true);
-		LoadClient.Load done = load.join();
-		cluster.ensureReplicasUp();
-		Checks.Findings findings = checks.check(prefix, answered(done), Set.of());
-		Summary.add(Summary.Row.of("1. replica SIGKILL under retried HTTP load", done.operations().size(),
-				kills + " replica SIGKILLs", findings, done.unanswered().size(), "n/a (restarted)"));
-		assertClean(findings, done);
+		KillScenarios.ReplicaKills run = killScenarios.replicasKilledAtRandomMoments("kill-replica",
+				"1. replica SIGKILL under retried HTTP load");
+		assertClean(run.findings(), run.load());
 	}
 
 	@Test
@@ -119,22 +119,22 @@ class FaultInjectionTests {
 		List<Long> pids = cluster.replicas.stream().map(Replica::pid).toList();
 		for (int i = 0; i < restarts; i++) {
 			Pause.randomly(Duration.ofMillis(500), Duration.ofSeconds(3));
-			cluster.postgres.stop();
-			cluster.postgres.start();
+			cluster.postgres().stop();
+			cluster.postgres().start();
 		}
 		for (int i = 0; i < kills; i++) {
 			// A crash of the server: every backend gone at once, recovery from the WAL.
 			Pause.randomly(Duration.ofMillis(500), Duration.ofSeconds(3));
-			cluster.postgres.kill();
-			cluster.postgres.start();
+			cluster.postgres().kill();
+			cluster.postgres().start();
 		}
 		for (int i = 0; i < stops; i++) {
 			Pause.randomly(Duration.ofSeconds(1), Duration.ofSeconds(3));
-			cluster.postgres.stop();
+			cluster.postgres().stop();
 			// Down for 15 s: longer than the web lease, so claims made before it expire
 			// while nothing can be written.
 			Pause.briefly(Duration.ofSeconds(15));
-			cluster.postgres.start();
+			cluster.postgres().start();
 		}
 		String faults = restarts + " restarts, " + kills + " SIGKILLs, " + stops + " stops of 15 s";
 		Pause.briefly(Duration.ofSeconds(2));
@@ -193,38 +193,9 @@ class FaultInjectionTests {
 	@Test
 	@Order(5)
 	void relaysKilledWhileHoldingClaimsAndTwoRelaysDrainingOneBacklog() {
-		String prefix = "relay";
-		int cycles = Cluster.longRun() ? 12 : 1;
-		AtomicBoolean stop = new AtomicBoolean();
-		CompletableFuture<LoadClient.Load> load = CompletableFuture.supplyAsync(() -> client.run(prefix, 6, stop));
-		Set<Long> held = new java.util.HashSet<>();
-		Set<Long> orphaned = new java.util.HashSet<>();
-		int kills = 0;
-		int killsHolding = 0;
-		for (int i = 0; i < cycles; i++) {
-			Pause.randomly(Duration.ofSeconds(1), Duration.ofSeconds(3));
-			Replica victim = cluster.randomReplica();
-			Kill kill = killAmidClaims(victim, prefix);
-			kills++;
-			held.addAll(kill.claims().keySet());
-			if (kill.deadHeldClaims()) {
-				killsHolding++;
-			}
-			orphaned.addAll(awaitReleased(kill, Replica.RELAY_LEASE.plusMinutes(1)));
-			victim.start();
-			victim.awaitUp(Cluster.STARTUP);
-		}
-		stop.set(true);
-		LoadClient.Load done = load.join();
-		cluster.ensureReplicasUp();
-		Checks.Findings findings = checks.check(prefix, answered(done), Set.of());
-		checkPublished(held, findings);
-		Summary.add(Summary.Row.of("5. relay SIGKILLed holding claims, two relays draining one backlog",
-				done.operations().size(),
-				kills + " replica SIGKILLs (" + killsHolding + " with the killed relay holding claims, " + held.size()
-						+ " claims held at the kills, " + orphaned.size() + " taken over past their lease)",
-				findings, done.unanswered().size(), "n/a (restarted)"));
-		assertClean(findings, done);
+		KillScenarios.RelayKills run = killScenarios.relaysKilledWhileHoldingClaims("relay",
+				"5. relay SIGKILLed holding claims, two relays draining one backlog");
+		assertClean(run.findings(), run.load());
 	}
 
 	@Test
@@ -261,7 +232,7 @@ class FaultInjectionTests {
 			.until(() -> cluster.database.count("SELECT count(DISTINCT order_id) FROM payment WHERE order_id LIKE ?",
 					prefix + "-kafka-order-%") >= orders.size());
 		Checks.Findings findings = checks.check(prefix, answered(done), orders);
-		checkPublished(held, findings);
+		checks.checkPublished(held, findings);
 		boolean restarted = injected.containsKey(SoakFault.REPLICA_KILL) || injected.containsKey(SoakFault.RELAY_KILL);
 		boolean recovered = restarted
 				|| servesAgainWithoutRestart(prefix, cluster.replicas.stream().map(Replica::pid).toList());
@@ -449,9 +420,9 @@ class FaultInjectionTests {
 			@Override
 			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
 				Replica victim = cluster.randomReplica();
-				Kill kill = killAmidClaims(victim, prefix);
+				RelayClaims.Kill kill = relayClaims.killAmidClaims(victim, prefix);
 				held.addAll(kill.claims().keySet());
-				orphaned.addAll(awaitReleased(kill, Replica.RELAY_LEASE.plusMinutes(1)));
+				orphaned.addAll(relayClaims.awaitReleased(kill, Replica.RELAY_LEASE.plusMinutes(1)));
 				victim.start();
 				victim.awaitUp(Cluster.STARTUP);
 			}
@@ -460,16 +431,16 @@ class FaultInjectionTests {
 		POSTGRES_RESTART("PostgreSQL restarts") {
 			@Override
 			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
-				cluster.postgres.stop();
-				cluster.postgres.start();
+				cluster.postgres().stop();
+				cluster.postgres().start();
 			}
 		},
 
 		POSTGRES_KILL("PostgreSQL SIGKILLs") {
 			@Override
 			void inject(String prefix, Set<Long> held, Set<Long> orphaned) {
-				cluster.postgres.kill();
-				cluster.postgres.start();
+				cluster.postgres().kill();
+				cluster.postgres().start();
 			}
 		},
 
@@ -543,160 +514,6 @@ class FaultInjectionTests {
 				throw new IllegalStateException(ex);
 			}
 		});
-	}
-
-	/**
-	 * SIGKILL the victim once both relays hold claims. A frozen broker keeps each relay's
-	 * sends in flight up to the send timeout, so the backlog grows under the load and
-	 * both relays hold claims on it.
-	 * @return the claims held once the victim is dead, looked at before the broker
-	 * resumes (a claim the victim finished between the first look and its death is not
-	 * among them), and the victim's owner token, read from its health details before the
-	 * kill: only the survivor's reaper gives its claims back
-	 */
-	private static Kill killAmidClaims(Replica victim, String prefix) {
-		String owner = victim.relayOwner();
-		cluster.broker.freeze();
-		try {
-			awaitClaimsOfBothRelays(prefix, Duration.ofSeconds(30));
-			victim.kill();
-			return new Kill(claimsHeld(prefix), owner);
-		}
-		finally {
-			cluster.broker.resume();
-		}
-	}
-
-	/**
-	 * The claims held at a kill, by row, and the killed relay's owner token.
-	 */
-	private record Kill(Map<Long, Claim> claims, String deadOwner) {
-
-		boolean deadHeldClaims() {
-			return this.claims.values().stream().anyMatch((claim) -> claim.owner().equals(this.deadOwner));
-		}
-
-	}
-
-	/**
-	 * A row's claim: its owner token and the end of its lease, in milliseconds since the
-	 * epoch of the database's clock.
-	 */
-	private record Claim(String owner, long leaseEndMillis) {
-
-	}
-
-	/**
-	 * The claims held on the scenario's Kafka rows once both relays hold some, or what is
-	 * held when the bound is reached: rows PUBLISHING within their lease, by owner token.
-	 */
-	private static Map<Long, Claim> awaitClaimsOfBothRelays(String prefix, Duration bound) {
-		long deadline = System.nanoTime() + bound.toNanos();
-		Map<Long, Claim> claims = new HashMap<>();
-		while (System.nanoTime() < deadline) {
-			claims = claimsHeld(prefix);
-			if (claims.values().stream().map(Claim::owner).distinct().count() >= 2) {
-				return claims;
-			}
-			Pause.briefly(Duration.ofMillis(100));
-		}
-		return claims;
-	}
-
-	/**
-	 * The scenario's Kafka rows PUBLISHING within their lease, with their claims.
-	 */
-	private static Map<Long, Claim> claimsHeld(String prefix) {
-		Map<Long, Claim> claims = new HashMap<>();
-		for (Map<String, Object> row : cluster.database
-			.query("SELECT id, locked_by, (extract(epoch FROM locked_until) * 1000)::bigint AS lease_end FROM outbox"
-					+ " WHERE destination = ? AND message_key LIKE ? AND status = 'PUBLISHING' AND locked_until > now()",
-					Cluster.Topics.PAYMENTS_CHARGED, prefix + "-%")) {
-			claims.put(((Number) row.get("id")).longValue(),
-					new Claim((String) row.get("locked_by"), ((Number) row.get("lease_end")).longValue()));
-		}
-		return claims;
-	}
-
-	/**
-	 * Wait until no claim is held any more by the owner that held it at the kill. The
-	 * killed relay's can only have been given back by the survivor's reaper: none of them
-	 * may be seen given back before its lease ended.
-	 * @return the killed relay's rows, taken over past their lease
-	 */
-	private static Set<Long> awaitReleased(Kill kill, Duration bound) {
-		Map<Long, Claim> claims = kill.claims();
-		Set<Long> early = new java.util.TreeSet<>();
-		long deadline = System.nanoTime() + bound.toNanos();
-		while (System.nanoTime() < deadline) {
-			int stillHeld = 0;
-			for (Map<String, Object> row : cluster.database.query(
-					"SELECT id, locked_by, status, (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now"
-							+ " FROM outbox WHERE id = ANY (?::bigint[])",
-					claims.keySet()
-						.stream()
-						.map(String::valueOf)
-						.collect(java.util.stream.Collectors.joining(",", "{", "}")))) {
-				long id = ((Number) row.get("id")).longValue();
-				Claim claim = claims.get(id);
-				if ("PUBLISHING".equals(row.get("status")) && claim.owner().equals(row.get("locked_by"))) {
-					stillHeld++;
-				}
-				else if (claim.owner().equals(kill.deadOwner()) && !"PUBLISHED".equals(row.get("status"))
-						&& ((Number) row.get("now")).longValue() < claim.leaseEndMillis()) {
-					// Back to PENDING or claimed again: taken over. PUBLISHED is the dead
-					// relay's own mark, committed as it died.
-					early.add(id);
-				}
-			}
-			if (stillHeld == 0) {
-				assertThat(early).as("rows of the killed relay taken over before their lease ended").isEmpty();
-				return claims.entrySet()
-					.stream()
-					.filter((entry) -> entry.getValue().owner().equals(kill.deadOwner()))
-					.map(Map.Entry::getKey)
-					.collect(java.util.stream.Collectors.toSet());
-			}
-			Pause.briefly(Duration.ofMillis(200));
-		}
-		throw new IllegalStateException("Claims of a dead relay never reaped: " + claims);
-	}
-
-	/**
-	 * Every row claimed at a kill is PUBLISHED and its event is in Kafka with its key.
-	 */
-	private static void checkPublished(Set<Long> ids, Checks.Findings findings) {
-		if (ids.isEmpty()) {
-			return;
-		}
-		Map<String, String> keyOfEvent = new HashMap<>();
-		for (Map<String, Object> row : cluster.database.query(
-				"SELECT id, status, event_id, message_key FROM outbox WHERE id = ANY (?::bigint[])",
-				ids.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",", "{", "}")))) {
-			if (!"PUBLISHED".equals(row.get("status"))) {
-				findings.stuck("outbox row " + row.get("id") + " claimed at a kill is " + row.get("status"));
-			}
-			keyOfEvent.put((String) row.get("event_id"), (String) row.get("message_key"));
-		}
-		Map<String, String> published = new HashMap<>();
-		for (var record : checks.readAll(Cluster.Topics.PAYMENTS_CHARGED)) {
-			var header = record.headers().lastHeader("event-id");
-			if (header != null) {
-				published.put(new String(header.value(), StandardCharsets.UTF_8), record.key());
-			}
-		}
-		keyOfEvent.forEach((eventId, key) -> {
-			if (!published.containsKey(eventId)) {
-				findings.lost("event " + eventId + " claimed at a kill never reached Kafka");
-			}
-			else if (!key.equals(published.get(eventId))) {
-				findings
-					.misordered("event " + eventId + " published with key " + published.get(eventId) + ", not " + key);
-			}
-		});
-		if (keyOfEvent.size() < ids.size()) {
-			findings.lost((ids.size() - keyOfEvent.size()) + " outbox rows claimed at a kill are gone");
-		}
 	}
 
 	@Test
@@ -982,19 +799,7 @@ class FaultInjectionTests {
 	}
 
 	private static Map<String, String> answered(LoadClient.Load load) {
-		Map<String, String> answered = new HashMap<>();
-		for (LoadClient.Operation operation : load.operations()) {
-			if (operation.paymentId != null) {
-				answered.put(operation.key, operation.paymentId);
-			}
-		}
-		return answered;
-	}
-
-	private static void assertClean(Checks.Findings findings, LoadClient.Load load) {
-		assertThat(findings.clean()).as(findings.toString()).isTrue();
-		assertThat(load.refused()).as("refused operations").isEmpty();
-		assertThat(load.unanswered()).as("operations without a definitive answer").isEmpty();
+		return load.paymentIds();
 	}
 
 	private static KafkaProducer<String, String> producer() {

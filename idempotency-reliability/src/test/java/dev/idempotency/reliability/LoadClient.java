@@ -5,7 +5,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -200,6 +202,19 @@ class LoadClient {
 
 		long answered() {
 			return this.operations.stream().filter((operation) -> operation.paymentId != null).count();
+		}
+
+		/**
+		 * The payment ids the clients were given, by the key of their operation.
+		 */
+		Map<String, String> paymentIds() {
+			Map<String, String> paymentIds = new HashMap<>();
+			for (Operation operation : this.operations) {
+				if (operation.paymentId != null) {
+					paymentIds.put(operation.key, operation.paymentId);
+				}
+			}
+			return paymentIds;
 		}
 
 		List<Operation> unanswered() {

@@ -8,9 +8,6 @@ import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.UserPrincipal;
 import java.nio.file.attribute.UserPrincipalLookupService;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,7 +23,7 @@ import org.apache.commons.logging.LogFactory;
  * {@code reliability.postgres-bin}, as the {@code postgres} user when the build runs as
  * root (the server refuses to run as root).
  */
-class Postgres {
+class Postgres implements ClusterDatabase {
 
 	private static final Log logger = LogFactory.getLog(Postgres.class);
 
@@ -171,12 +168,34 @@ class Postgres {
 		}
 	}
 
-	String jdbcUrl() {
+	@Override
+	public String jdbcUrl() {
 		return "jdbc:postgresql://127.0.0.1:" + this.port + "/postgres";
 	}
 
-	Connection connect() throws SQLException {
-		return DriverManager.getConnection(jdbcUrl(), "postgres", "");
+	@Override
+	public String username() {
+		return "postgres";
+	}
+
+	@Override
+	public String password() {
+		return "";
+	}
+
+	@Override
+	public String now() {
+		return "now()";
+	}
+
+	@Override
+	public String epochMillis(String time) {
+		return "(extract(epoch FROM " + time + ") * 1000)::bigint";
+	}
+
+	@Override
+	public String toString() {
+		return "PostgreSQL on port " + this.port;
 	}
 
 	private void run(List<String> command, Duration timeout) {

@@ -30,13 +30,16 @@ final class Processes {
 	// stops.
 	private static final Deque<Runnable> cleanups = new ConcurrentLinkedDeque<>();
 
+	// A cluster per database, each with a work directory and pids of its own.
+	private static final Set<Path> initialized = ConcurrentHashMap.newKeySet();
+
 	private static volatile boolean hooked;
 
 	private Processes() {
 	}
 
 	static synchronized void init(Path workDir) {
-		if (hooked) {
+		if (!initialized.add(workDir)) {
 			return;
 		}
 		Path pids = workDir.resolve("pids");
@@ -56,8 +59,10 @@ final class Processes {
 		catch (IOException | NumberFormatException ex) {
 			logger.warn("Could not read the pids of an earlier run: " + ex);
 		}
-		Runtime.getRuntime().addShutdownHook(new Thread(Processes::killAll, "reliability-kill-children"));
-		hooked = true;
+		if (!hooked) {
+			Runtime.getRuntime().addShutdownHook(new Thread(Processes::killAll, "reliability-kill-children"));
+			hooked = true;
+		}
 	}
 
 	static void register(Path workDir, ProcessHandle process) {

@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * One replica of the payments service: {@code java -jar} of the sample's jar, on a port
- * of its own, with the suite's PostgreSQL and broker, and leases short enough that a
+ * of its own, with its cluster's database and broker, and leases short enough that a
  * fault outlives them.
  */
 class Replica {
@@ -34,8 +34,8 @@ class Replica {
 
 	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers) {
-		this(name, workDir, jar, port, jdbcUrl, bootstrapServers, List.of());
+	Replica(String name, Path workDir, Path jar, int port, ClusterDatabase database, String bootstrapServers) {
+		this(name, workDir, jar, port, database, bootstrapServers, List.of());
 	}
 
 	/**
@@ -43,7 +43,7 @@ class Replica {
 	 * suite's setting of that name rather than being added to it (Spring would join the
 	 * two values of one name with a comma).
 	 */
-	Replica(String name, Path workDir, Path jar, int port, String jdbcUrl, String bootstrapServers,
+	Replica(String name, Path workDir, Path jar, int port, ClusterDatabase database, String bootstrapServers,
 			List<String> overrides) {
 		this.port = port;
 		this.producerFault = workDir.resolve("producer-fault-" + name);
@@ -53,8 +53,9 @@ class Replica {
 				"-Djava.io.tmpdir=" + workDir.resolve("tmp"), "-Dloader.path=" + producerFaultClasses(workDir),
 				"-D" + ProducerFault.TRIGGER + "=" + this.producerFault, "-cp", jar.toString(),
 				"org.springframework.boot.loader.launch.PropertiesLauncher"));
-		arguments.addAll(List.of("--server.port=" + port, "--spring.datasource.url=" + jdbcUrl,
-				"--spring.datasource.username=postgres", "--spring.datasource.password=",
+		arguments.addAll(List.of("--server.port=" + port, "--spring.datasource.url=" + database.jdbcUrl(),
+				"--spring.datasource.username=" + database.username(),
+				"--spring.datasource.password=" + database.password(),
 				"--spring.datasource.hikari.connection-timeout=2000",
 				"--spring.datasource.hikari.validation-timeout=1000", "--spring.datasource.hikari.maximum-pool-size=10",
 				"--spring.kafka.bootstrap-servers=" + bootstrapServers,
@@ -302,7 +303,7 @@ class Replica {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		while (!answers()) {
 			if (!this.jvm.isAlive()) {
-				throw new IllegalStateException(name() + " exited; see target/reliability/logs/" + name() + ".log");
+				throw new IllegalStateException(name() + " exited; see " + log());
 			}
 			if (System.nanoTime() > deadline) {
 				throw new IllegalStateException(name() + " did not come up in " + timeout);
