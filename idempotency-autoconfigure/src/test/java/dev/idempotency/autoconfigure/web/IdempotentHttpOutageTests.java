@@ -9,8 +9,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.autoconfigure.web.WebTestApplication.Gates;
-import dev.idempotency.test.PostgresTest;
-import dev.idempotency.test.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,9 +27,8 @@ import static org.awaitility.Awaitility.await;
  * key is free at once for the retry: a failed rollback does not leave it claimed for the
  * rest of its lease.
  */
-@PostgresTest
 @IdempotentHttpTest(properties = "idempotency.web.lease=10m")
-class IdempotentHttpOutageTests {
+abstract class IdempotentHttpOutageTests {
 
 	@LocalServerPort
 	private int port;
@@ -41,8 +38,6 @@ class IdempotentHttpOutageTests {
 
 	@Autowired
 	private Gates gates;
-
-	private final JdbcTemplate admin = new JdbcTemplate(TestDatabase.get().dataSource());
 
 	private TestHttp http;
 
@@ -70,11 +65,9 @@ class IdempotentHttpOutageTests {
 		Future<HttpResponse<byte[]>> first = this.executor
 			.submit(() -> this.http.post(path, json, "Idempotency-Key", key, "X-Block", "1"));
 		assertThat(this.gates.entered.await(30, TimeUnit.SECONDS)).isTrue();
-		int backend = this.gates.backendPid;
-		assertThat(this.admin.queryForObject("SELECT pg_terminate_backend(?)", Boolean.class, backend)).isTrue();
-		await().atMost(Duration.ofSeconds(30))
-			.until(() -> this.admin.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE pid = ?", Integer.class,
-					backend) == 0);
+		int connection = this.gates.backendPid;
+		terminate(connection);
+		await().atMost(Duration.ofSeconds(30)).until(() -> !connected(connection));
 		this.gates.open.countDown();
 		assertThat(first.get(60, TimeUnit.SECONDS).statusCode()).isGreaterThanOrEqualTo(500);
 		HttpResponse<byte[]> retry = this.http.post(path, json, "Idempotency-Key", key);
@@ -84,5 +77,18 @@ class IdempotentHttpOutageTests {
 				this.jdbc.queryForObject("SELECT count(*) FROM orders WHERE item = ?", Integer.class, "outage-" + key))
 			.isOne();
 	}
+
+	/**
+	 * Terminate a connection from another session, as a database restart would.
+	 * @param connection the connection's id on the server
+	 */
+	protected abstract void terminate(int connection);
+
+	/**
+	 * Whether a connection is still there.
+	 * @param connection the connection's id on the server
+	 * @return whether the server still lists it
+	 */
+	protected abstract boolean connected(int connection);
 
 }
