@@ -59,7 +59,8 @@ class MariaDbOutboxSchemaTests {
 			assertThat(columnNames(script, table)).isEqualTo(OutboxSchema.COLUMNS);
 			assertThat(columnNames(script, table + "_lock")).containsExactly("slot");
 			assertThat(indexes(script, table)).containsExactly("PRIMARY 1 id", table + "_unkeyed_idx 1 published_at",
-					table + "_unkeyed_idx 2 message_key", table + "_unkeyed_idx 3 id",
+					table + "_unkeyed_idx 2 message_key", table + "_unkeyed_idx 3 status",
+					table + "_unkeyed_idx 4 available_at", table + "_unkeyed_idx 5 id",
 					table + "_unpublished_idx 1 published_at", table + "_unpublished_idx 2 destination",
 					table + "_unpublished_idx 3 message_key", table + "_unpublished_idx 4 id");
 			assertThat(indexes(script, table + "_lock")).containsExactly("PRIMARY 1 slot");

@@ -25,8 +25,9 @@ CREATE TABLE IF NOT EXISTS ${outbox_table} (
     -- MariaDB has no partial index: published_at leads, NULL (unpublished) first.
     -- The claim: keys with unpublished rows, the head of each key, its run; the reaper; retention.
     INDEX ${outbox_index}_unpublished_idx (published_at, destination, message_key, id),
-    -- The claim of rows without a message key (no order to keep).
-    INDEX ${outbox_index}_unkeyed_idx (published_at, message_key, id)
+    -- The claim of rows without a message key (no order to keep): the due ones, oldest first, read
+    -- without passing (and locking) dead rows, claimed rows or rows in backoff.
+    INDEX ${outbox_index}_unkeyed_idx (published_at, message_key, status, available_at, id)
 ) ENGINE = InnoDB;
 
 -- One row per lock slot, 0 to 1023: an append locks the slots of its keys' hashes, or all of them,
