@@ -163,7 +163,7 @@ abstract class KafkaOutboxRelayTests {
 		});
 		Killer killer = new Killer(KillPoint.AFTER_CLAIM, 1);
 		KafkaTemplate<byte[], byte[]> dyingKafka = OutboxTestSupport.kafkaTemplate(this.broker);
-		Duration lease = Duration.ofSeconds(2);
+		Duration lease = Duration.ofSeconds(3);
 		OutboxRelay doomed = OutboxRelay.builder(this.schema.dataSource())
 			.table(table)
 			.destination(new KafkaOutboxDestination(dyingKafka))

@@ -136,7 +136,7 @@ abstract class OutboxLeaseTests {
 				.destination(new KafkaOutboxDestination(new KafkaTemplate<>(factory)))
 				.lease(Duration.ofMinutes(2))
 				.build())
-			.withMessageContaining("KafkaOutboxDestination[max.block.ms=60000, delivery.timeout.ms=120000] (PT3M)");
+			.withMessageContaining("KafkaOutboxDestination[max.block.ms=60000, delivery.timeout.ms=120000] (PT3M0.5S)");
 	}
 
 	private void appendRows(String table, String destination) {

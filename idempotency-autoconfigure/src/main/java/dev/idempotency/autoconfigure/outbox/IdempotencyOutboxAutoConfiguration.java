@@ -258,8 +258,8 @@ public final class IdempotencyOutboxAutoConfiguration {
 		RetentionRule outboxRelayLeaseLongerThanKafkaSendTimeout(IdempotencyOutboxProperties properties) {
 			IdempotencyOutboxProperties.Kafka kafka = properties.getKafka();
 			return RetentionRule.longerThan("idempotency.outbox.relay.lease", properties.getRelay().getLease(),
-					"idempotency.outbox.kafka.send-timeout + max-block",
-					kafka.getSendTimeout().plus(kafka.getMaxBlock()),
+					"idempotency.outbox.kafka.send-timeout + max-block (and half a second for the producer to fail an expired record)",
+					KafkaOutboxDestination.sendTimeout(kafka.getSendTimeout(), kafka.getMaxBlock()),
 					"a send could outlive the claim, and another relay send the same rows at the same time");
 		}
 

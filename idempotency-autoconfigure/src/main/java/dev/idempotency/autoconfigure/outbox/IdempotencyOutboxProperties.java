@@ -219,7 +219,7 @@ public class IdempotencyOutboxProperties {
 		/**
 		 * How long a claim is held before another relay may take it over. A delivery ends
 		 * within it; it must be longer than the longest single send of every destination
-		 * (for Kafka, send-timeout plus max-block).
+		 * (for Kafka, send-timeout plus max-block plus half a second).
 		 */
 		private Duration lease = OutboxRelayBuilder.DEFAULT_LEASE;
 

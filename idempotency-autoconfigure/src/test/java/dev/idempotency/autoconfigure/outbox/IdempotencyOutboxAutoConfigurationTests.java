@@ -392,7 +392,7 @@ class IdempotencyOutboxAutoConfigurationTests {
 				// destination:
 				// whichever comes first.
 				.hasMessageContaining("lease (PT1M) must be longer than")
-				.hasMessageContaining("(PT2M10S)"));
+				.hasMessageContaining("(PT2M10.5S)"));
 	}
 
 	@Test

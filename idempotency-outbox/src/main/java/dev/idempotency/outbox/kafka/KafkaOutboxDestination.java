@@ -115,6 +115,13 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 	/** The longest blocking {@code send()} of {@link #producerConfig(Map)}. */
 	public static final Duration DEFAULT_MAX_BLOCK = Duration.ofSeconds(10);
 
+	/**
+	 * What the producer's network thread may take, past a record's delivery timeout, to
+	 * notice that the record expired and fail it: it checks between polls, and a busy
+	 * machine schedules it late (measured: a few milliseconds idle).
+	 */
+	static final Duration EXPIRY_SLACK = Duration.ofMillis(500);
+
 	private final KafkaOperations<byte[], byte[]> kafka;
 
 	private final Predicate<String> destinations;
@@ -255,12 +262,25 @@ public final class KafkaOutboxDestination implements OutboxDestination, Ordered,
 
 	/**
 	 * The longest send: the producer's {@code max.block.ms} for {@code send()} plus its
-	 * {@code delivery.timeout.ms} for the acknowledgement.
+	 * {@code delivery.timeout.ms} for the acknowledgement, and half a second for its
+	 * network thread to fail a record that expired.
 	 * @return the longest send
+	 * @see #sendTimeout(Duration, Duration)
 	 */
 	@Override
 	public Duration sendTimeout() {
-		return this.maxBlock.plus(this.deliveryTimeout);
+		return sendTimeout(this.deliveryTimeout, this.maxBlock);
+	}
+
+	/**
+	 * The longest send of a destination on a producer of
+	 * {@link #producerConfig(Map, Duration, Duration)}: the relay's lease must be longer.
+	 * @param deliveryTimeout the producer's {@code delivery.timeout.ms}
+	 * @param maxBlock the producer's {@code max.block.ms}
+	 * @return the longest send
+	 */
+	public static Duration sendTimeout(Duration deliveryTimeout, Duration maxBlock) {
+		return maxBlock.plus(deliveryTimeout).plus(EXPIRY_SLACK);
 	}
 
 	/**
