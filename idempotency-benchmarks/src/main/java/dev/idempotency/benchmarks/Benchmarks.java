@@ -47,6 +47,7 @@ public final class Benchmarks {
 			.http(HttpBenchmark.run(duration, rounds, (args.length > 4) ? Integer.parseInt(args[4]) : 16, System.out));
 		targets.cleanup(ScaleBenchmark.runAll(duration, rounds, System.out),
 				ScaleBenchmark.cleanupConfiguration(10_000, 50));
+		CapacityBenchmark.runConfigured(System.out);
 		targets.print(System.out);
 		TestKafkaBroker.stop();
 		System.exit(0);

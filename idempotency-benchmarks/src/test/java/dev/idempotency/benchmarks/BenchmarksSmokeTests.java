@@ -107,6 +107,23 @@ class BenchmarksSmokeTests {
 	}
 
 	@Test
+	void everyCapacityMeasurementRunsOnSmallTablesAndCountsItsOwnWal() throws Exception {
+		ByteArrayOutputStream output = new ByteArrayOutputStream();
+		Map<String, double[]> results = CapacityBenchmark.run(400, 2, Duration.ofMillis(300),
+				new PrintStream(output, true, StandardCharsets.UTF_8));
+		assertThat(results).containsKeys("idempotency_key", "processed_event", "outbox", "relay drain")
+			.allSatisfy((name, figures) -> assertThat(figures[0]).isPositive());
+		// Each write commits at least once, and writes WAL, when the WAL can be read.
+		assertThat(results.get("mark of a new event, a transaction each")).satisfies((mark) -> {
+			if (!Double.isNaN(mark[1])) {
+				assertThat(mark[1]).isPositive();
+				assertThat(mark[2]).isGreaterThanOrEqualTo(1.0);
+			}
+		});
+		assertThat(output.toString(StandardCharsets.UTF_8)).contains("Held at the default retention");
+	}
+
+	@Test
 	void everyStorePathRunsOnPostgresqlAndMariaDbAndIsPrinted() throws Exception {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		// The cleanup fails when it deletes another number of keys than it inserted
