@@ -81,8 +81,8 @@ public final class Benchmarks {
 
 	static Map<String, List<Double>> runOutbox(int rows, int rounds, PrintStream out) throws Exception {
 		try (TestSchema schema = TestDatabase.get().createSchema("bench_outbox");
-				HikariDataSource dataSource = pool(schema, 4)) {
-			OutboxDrain drain = new OutboxDrain(dataSource, TestKafkaBroker.get());
+				HikariDataSource dataSource = pool(schema, 4);
+				OutboxDrain drain = new OutboxDrain(schema, dataSource, TestKafkaBroker.get())) {
 			out.printf(
 					"%nOutbox: draining a backlog of %d rows over 200 keys and with one key per row to Kafka, %d rounds%n",
 					rows, rounds);

@@ -12,12 +12,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 import dev.idempotency.outbox.OutboxDestination;
-import dev.idempotency.outbox.OutboxMessage;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.test.TestKafkaBroker;
+import dev.idempotency.test.TestSchema;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -34,9 +34,14 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Drains a backlog of outbox rows to Kafka: the relay against the common way of sending
  * each row and waiting for its acknowledgment before the next.
  */
-public final class OutboxDrain {
+public final class OutboxDrain implements AutoCloseable {
 
 	private static final int KEYS = 200;
+
+	/**
+	 * The name of the drain by two relays, the second in a JVM of its own, but its shape.
+	 */
+	static final String SECOND_JVM = "two OutboxRelays two-phase, the second in its own JVM, ";
 
 	private final DataSource dataSource;
 
@@ -46,6 +51,12 @@ public final class OutboxDrain {
 
 	private final String topic;
 
+	private final TestSchema schema;
+
+	private final String bootstrapServers;
+
+	private @Nullable RelayProcess relayProcess;
+
 	private String lastShares = "";
 
 	/** Time spent in the destination's deliveries, for where the time goes. */
@@ -53,7 +64,12 @@ public final class OutboxDrain {
 
 	private double lastDeliveryShare;
 
-	OutboxDrain(DataSource dataSource, EmbeddedKafkaBroker broker) {
+	/** The share of the machine's CPU time that was busy during the last drain. */
+	private double lastCpuBusy;
+
+	OutboxDrain(TestSchema schema, DataSource dataSource, EmbeddedKafkaBroker broker) {
+		this.schema = schema;
+		this.bootstrapServers = broker.getBrokersAsString();
 		this.dataSource = dataSource;
 		this.jdbc = new JdbcTemplate(dataSource);
 		SchemaScripts.populator(OutboxSchema.SCRIPT, OutboxSchema.tables("outbox")).execute(dataSource);
@@ -91,22 +107,29 @@ public final class OutboxDrain {
 				measure(Math.min(rows / 10, 2_000), KEYS, Statistics.FRESH, this::drainOneByOne));
 		List<String> shares = new ArrayList<>();
 		List<String> inKafka = new ArrayList<>();
+		List<String> busy = new ArrayList<>();
 		for (int keys : new int[] { KEYS, rows }) {
 			String shape = (keys == rows) ? "one key per row" : keys + " keys";
 			results.put("OutboxRelay two-phase, " + shape,
-					measure(rows, keys, Statistics.FRESH, () -> drainStarted(rows, 1)));
+					measure(rows, keys, Statistics.FRESH, () -> drainStarted(rows, 1, null)));
 			inKafka.add(String.format("two-phase, %s %.0f %%", shape, 100 * this.lastDeliveryShare));
+			busy.add(String.format("one relay, %s %.0f %%", shape, 100 * this.lastCpuBusy));
 			results.put("OutboxRelay two-phase, runOnce loop (no claim ahead), " + shape,
 					measure(rows, keys, Statistics.FRESH, () -> drainWith(OutboxRelay.Mode.TWO_PHASE)));
 			results.put("OutboxRelay simple mode, " + shape,
 					measure(rows, keys, Statistics.FRESH, () -> drainWith(OutboxRelay.Mode.SIMPLE)));
 			results.put("two OutboxRelays two-phase side by side, " + shape,
-					measure(rows, keys, Statistics.FRESH, () -> drainStarted(rows, 2)));
+					measure(rows, keys, Statistics.FRESH, () -> drainStarted(rows, 2, null)));
 			shares.add(shape + ": " + this.lastShares);
+			RelayProcess second = relayProcess();
+			results.put(SECOND_JVM + shape, measure(rows, keys, Statistics.FRESH, () -> drainStarted(rows, 1, second)));
+			shares.add(shape + ", the second in its own JVM: " + this.lastShares);
+			busy.add(String.format("the second in its own JVM, %s %.0f %%", shape, 100 * this.lastCpuBusy));
 			results.put("OutboxRelay two-phase, " + shape + ", burst into a table analysed empty",
-					measure(rows, keys, Statistics.OF_AN_EMPTIED_TABLE, () -> drainStarted(rows, 1)));
+					measure(rows, keys, Statistics.OF_AN_EMPTIED_TABLE, () -> drainStarted(rows, 1, null)));
 		}
-		this.lastShares = String.join("; ", shares) + "; time in Kafka deliveries: " + String.join(", ", inKafka);
+		this.lastShares = String.join("; ", shares) + "; time in Kafka deliveries: " + String.join(", ", inKafka)
+				+ "; the machine's cores busy during the drain: " + String.join(", ", busy);
 		OutboxAppends appends = new OutboxAppends(this.dataSource);
 		results.put("append: transactions of 100 events, 4 threads, one insert per transaction at its commit",
 				appends.measure(rows, false));
@@ -132,9 +155,11 @@ public final class OutboxDrain {
 			this.jdbc.execute("ANALYZE outbox");
 		}
 		this.deliveryTimes.reset();
+		long[] cpu = MachineCpu.ticks();
 		long started = System.nanoTime();
 		drain.run();
 		long elapsed = System.nanoTime() - started;
+		this.lastCpuBusy = MachineCpu.busySince(cpu);
 		double seconds = elapsed / 1e9;
 		this.lastDeliveryShare = (double) this.deliveryTimes.nanos() / elapsed;
 		Integer left = this.jdbc.queryForObject("SELECT count(*) FROM outbox WHERE status <> 'PUBLISHED'",
@@ -193,39 +218,29 @@ public final class OutboxDrain {
 	 * Started relays (their own threads, claiming the next batch while they deliver the
 	 * current one), as an application runs them; with two, as two instances of a service
 	 * would: with fewer keys than a batch, the second adds throughput only if the first
-	 * leaves it keys to claim. The drain ends when every row is delivered and marked.
+	 * leaves it keys to claim. With a relay process, it is started beside them, as
+	 * another instance of the service. The drain ends when every row is delivered and
+	 * marked.
 	 */
-	private void drainStarted(int rows, int count) throws Exception {
+	private void drainStarted(int rows, int count, @Nullable RelayProcess process) throws Exception {
 		AtomicLong delivered = new AtomicLong();
-		List<AtomicLong> claimed = new ArrayList<>();
-		List<AtomicLong> batches = new ArrayList<>();
+		List<CountedDestination> destinations = new ArrayList<>();
 		List<OutboxRelay> relays = new ArrayList<>();
 		for (int i = 0; i < count; i++) {
-			AtomicLong mine = new AtomicLong();
-			AtomicLong myBatches = new AtomicLong();
-			claimed.add(mine);
-			batches.add(myBatches);
-			OutboxDestination timed = destination();
-			relays.add(OutboxRelay.builder(this.dataSource).destination(new OutboxDestination() {
-
-				@Override
-				public Map<Long, Throwable> deliver(List<OutboxMessage> messages, Duration timeout)
-						throws InterruptedException {
-					Map<Long, Throwable> failures = timed.deliver(messages, timeout);
-					mine.addAndGet(messages.size());
-					myBatches.incrementAndGet();
-					delivered.addAndGet(messages.size() - failures.size());
-					return failures;
-				}
-
-				@Override
-				public @Nullable Duration sendTimeout() {
-					return timed.sendTimeout();
-				}
-
-			}).batchSize(1000).pollInterval(Duration.ofMillis(10)).name("bench-relay-" + i).build());
+			CountedDestination destination = new CountedDestination(destination(), delivered::addAndGet);
+			destinations.add(destination);
+			relays.add(OutboxRelay.builder(this.dataSource)
+				.destination(destination)
+				.batchSize(1000)
+				.pollInterval(Duration.ofMillis(10))
+				.name("bench-relay-" + i)
+				.build());
+		}
+		if (process != null) {
+			process.go(delivered::addAndGet);
 		}
 		relays.forEach(OutboxRelay::start);
+		String processShare = null;
 		try {
 			while (delivered.get() < rows) {
 				Thread.sleep(1);
@@ -236,13 +251,34 @@ public final class OutboxDrain {
 		}
 		finally {
 			relays.forEach(OutboxRelay::stop);
+			if (process != null) {
+				processShare = process.pause();
+			}
 		}
-		if (count > 1) {
+		if (count > 1 || process != null) {
 			List<String> shares = new ArrayList<>();
-			for (int i = 0; i < count; i++) {
-				shares.add(claimed.get(i).get() + " in " + batches.get(i).get() + " batches");
+			for (CountedDestination destination : destinations) {
+				shares.add(destination.share());
+			}
+			if (processShare != null) {
+				shares.add(processShare);
 			}
 			this.lastShares = String.join(" / ", shares);
+		}
+	}
+
+	/** The relay in a JVM of its own, started on first use and kept for every drain. */
+	private RelayProcess relayProcess() throws Exception {
+		if (this.relayProcess == null) {
+			this.relayProcess = RelayProcess.start(this.schema, this.bootstrapServers, this.topic);
+		}
+		return this.relayProcess;
+	}
+
+	@Override
+	public void close() throws Exception {
+		if (this.relayProcess != null) {
+			this.relayProcess.close();
 		}
 	}
 

@@ -34,9 +34,13 @@ class BenchmarksSmokeTests {
 		ByteArrayOutputStream output = new ByteArrayOutputStream();
 		Map<String, List<Double>> results = Benchmarks.runOutbox(300, 1,
 				new PrintStream(output, true, StandardCharsets.UTF_8));
-		assertThat(results).hasSize(13)
+		assertThat(results).hasSize(15)
+			.containsKeys(OutboxDrain.SECOND_JVM + "200 keys", OutboxDrain.SECOND_JVM + "one key per row")
 			.allSatisfy((name, values) -> assertThat(values).singleElement()
 				.satisfies((value) -> assertThat(value).isPositive()));
+		// The relay process said what it claimed when it stopped.
+		assertThat(output.toString(StandardCharsets.UTF_8))
+			.containsPattern("200 keys, the second in its own JVM: \\d+ in \\d+ batches / \\d+ in \\d+ batches");
 	}
 
 	@Test
