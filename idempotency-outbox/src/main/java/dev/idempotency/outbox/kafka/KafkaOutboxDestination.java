@@ -65,10 +65,11 @@ import org.springframework.util.Assert;
  * <p>
  * Nothing on the delivery path waits without a bound: a record is resolved (acknowledged
  * or failed) at most the producer's {@code max.block.ms} plus {@code delivery.timeout.ms}
- * after its send starts ({@link #sendTimeout()}), a record is sent only when that much
- * time is left of the delivery, and the messages left are for the next claim. A record
- * still unresolved past that bound means a broken producer (its network thread died,
- * say): the destination gives up on its records, throws the producer away
+ * after its send starts, and the half second its network thread may take to fail an
+ * expired record ({@link #sendTimeout()}); a record is sent only when that much time is
+ * left of the delivery, and the messages left are for the next claim. A record still
+ * unresolved past that bound means a broken producer (its network thread died, say): the
+ * destination gives up on its records, throws the producer away
  * ({@link ProducerFactory#reset()}) so that the next send gets a new one, and sends
  * nothing more in this delivery. After a send that blocked past {@code max.block.ms} (no
  * metadata: the cluster is unreachable), nothing more goes to that topic in this
