@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
+import dev.idempotency.autoconfigure.outbox.IdempotencyOutboxProperties;
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
@@ -24,6 +26,7 @@ import dev.idempotency.outbox.OutboxEvent;
 import dev.idempotency.outbox.OutboxRelay;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestSchema;
+import dev.idempotency.web.IdempotencyFilter;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -44,8 +47,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 public final class CapacityBenchmark {
 
 	/** The tables, with the retention their rows are kept for by default. */
-	static final Map<String, Duration> RETENTION = Map.of("idempotency_key", Duration.ofHours(24), "processed_event",
-			Duration.ofDays(7), "outbox", Duration.ofDays(7));
+	static final Map<String, Duration> RETENTION = Map.of("idempotency_key", IdempotencyFilter.DEFAULT_RETENTION,
+			"processed_event", IdempotencyJdbcProperties.DEFAULT_PROCESSED_EVENT_RETENTION, "outbox",
+			new IdempotencyOutboxProperties().getRetention());
 
 	private static final int ROUNDS = 2;
 
