@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntSupplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -14,17 +15,21 @@ import org.springframework.jdbc.core.JdbcOperations;
  * checks the arguments and maps long ids to their stored form; an implementation only
  * talks to its database, with stored ids.
  */
-sealed interface EventStatements permits PostgresEventStatements, MariaDbEventStatements {
+sealed interface EventStatements
+		permits PostgresEventStatements, PartitionedPostgresEventStatements, MariaDbEventStatements {
 
 	/**
 	 * Return the statements of a database on a table.
 	 * @param database the database
 	 * @param table the table name, optionally schema-qualified
+	 * @param partitioned whether the table is partitioned (PostgreSQL only)
+	 * @param maxBatchLocks the most events of a batch on a partitioned table
 	 * @return the statements
 	 */
-	static EventStatements of(DatabaseType database, String table) {
+	static EventStatements of(DatabaseType database, String table, boolean partitioned, IntSupplier maxBatchLocks) {
 		return switch (database) {
-			case POSTGRESQL -> new PostgresEventStatements(table);
+			case POSTGRESQL -> partitioned ? new PartitionedPostgresEventStatements(table, maxBatchLocks)
+					: new PostgresEventStatements(table);
 			case MARIADB -> new MariaDbEventStatements(table);
 		};
 	}

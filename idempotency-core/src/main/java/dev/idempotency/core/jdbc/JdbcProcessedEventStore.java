@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -41,6 +40,14 @@ import org.springframework.util.function.SingletonSupplier;
  * duplicates.</li>
  * </ul>
  * The store is given its database, or tells it from the driver on first use.
+ * <p>
+ * On a PostgreSQL table partitioned by time (see {@link DailyPartitions}), which it tells
+ * on first use, no unique index finds a duplicate in another partition: each mark first
+ * takes a transaction-level advisory lock on its event, then looks for it in every
+ * partition in a statement of its own, in the same round trip. Marks there run at
+ * {@code READ COMMITTED} or {@code SERIALIZABLE}; {@code REPEATABLE READ} is refused, and
+ * a batch of more distinct events than {@link #setMaxBatchLocks(int)} is refused before
+ * it takes any lock.
  * <p>
  * Event ids of any length are accepted. An id of at most {@value #MAX_VERBATIM_ID_BYTES}
  * bytes (UTF-8) is stored as it is; a longer one, which the primary key index could not
@@ -76,6 +83,12 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 	/** The length in bytes (UTF-8) of the longest event id stored as it is. */
 	public static final int MAX_VERBATIM_ID_BYTES = 512;
 
+	/**
+	 * The default of the most distinct events of a batch marked in a partitioned table.
+	 * @since 0.3.0
+	 */
+	public static final int DEFAULT_MAX_BATCH_LOCKS = 1000;
+
 	private static final String DIGEST_SEPARATOR = "#sha256:";
 
 	/** As long as {@link #DIGEST_SEPARATOR}, so that both forms fit the same column. */
@@ -83,7 +96,13 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	private final JdbcOperations jdbc;
 
-	private final Supplier<EventStatements> sql;
+	private final String tableName;
+
+	private final SingletonSupplier<DatabaseType> database;
+
+	private volatile @Nullable EventStatements statements;
+
+	private volatile int maxBatchLocks = DEFAULT_MAX_BATCH_LOCKS;
 
 	/**
 	 * Create a store on the default table, in the database that the driver reports on
@@ -115,10 +134,29 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		TableNames.check(tableName);
 		this.jdbc = jdbc;
+		this.tableName = tableName;
 		// On first use rather than here, so that creating the store needs no
 		// connection; once, whatever the number of threads.
-		this.sql = SingletonSupplier
-			.of(() -> EventStatements.of((database != null) ? database : DatabaseType.of(jdbc), tableName));
+		this.database = SingletonSupplier.of(() -> (database != null) ? database : DatabaseType.of(jdbc));
+	}
+
+	/**
+	 * The statements of the table, chosen on first use by its database and whether it is
+	 * partitioned; until the table exists, chosen again at each use.
+	 */
+	private EventStatements sql() {
+		EventStatements sql = this.statements;
+		if (sql != null) {
+			return sql;
+		}
+		DatabaseType database = this.database.obtain();
+		Boolean partitioned = (database == DatabaseType.POSTGRESQL)
+				? DailyPartitions.isPartitioned(this.jdbc, this.tableName) : Boolean.FALSE;
+		sql = EventStatements.of(database, this.tableName, Boolean.TRUE.equals(partitioned), () -> this.maxBatchLocks);
+		if (partitioned != null) {
+			this.statements = sql;
+		}
+		return sql;
 	}
 
 	/**
@@ -131,11 +169,24 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		return (this.jdbc instanceof JdbcAccessor accessor) ? accessor.getDataSource() : null;
 	}
 
+	/**
+	 * Set the most distinct events of a batch marked in a table partitioned by time: each
+	 * holds an advisory lock until the batch commits, in the lock table that all sessions
+	 * of the server share. A larger batch is refused before it takes any lock. Plain
+	 * tables take no such lock and have no such limit.
+	 * @param maxBatchLocks the limit, {@value #DEFAULT_MAX_BATCH_LOCKS} by default
+	 * @since 0.3.0
+	 */
+	public void setMaxBatchLocks(int maxBatchLocks) {
+		Assert.isTrue(maxBatchLocks > 0, "maxBatchLocks must be positive");
+		this.maxBatchLocks = maxBatchLocks;
+	}
+
 	@Override
 	public boolean markProcessed(String consumerGroup, String eventId) {
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
-		EventStatements sql = this.sql.get();
+		EventStatements sql = sql();
 		sql.checkConsumerGroup(consumerGroup);
 		return sql.mark(this.jdbc, consumerGroup, storedId(eventId), null);
 	}
@@ -147,7 +198,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		if (eventIds.isEmpty()) {
 			return Set.of();
 		}
-		EventStatements sql = this.sql.get();
+		EventStatements sql = sql();
 		sql.checkConsumerGroup(consumerGroup);
 		String[] stored = new String[eventIds.size()];
 		@Nullable Map<String, String> originals = null;
@@ -177,7 +228,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
 		Assert.hasText(eventId, "eventId must not be empty");
-		EventStatements sql = this.sql.get();
+		EventStatements sql = sql();
 		sql.checkConsumerGroup(consumerGroup);
 		String storedId = storedId(eventId);
 		if (sql.mark(this.jdbc, consumerGroup, storedId, payloadFingerprint)) {
@@ -195,7 +246,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 			return new BatchMark(markAllProcessed(consumerGroup, eventIds), Set.of());
 		}
 		Assert.hasText(consumerGroup, "consumerGroup must not be empty");
-		EventStatements sql = this.sql.get();
+		EventStatements sql = sql();
 		sql.checkConsumerGroup(consumerGroup);
 		String[] stored = new String[eventIds.size()];
 		@Nullable Long[] fingerprints = payloadFingerprints.toArray(new Long[0]);
@@ -268,7 +319,7 @@ public class JdbcProcessedEventStore implements ProcessedEventStore {
 
 	@Override
 	public boolean isProcessed(String consumerGroup, String eventId) {
-		return this.sql.get().exists(this.jdbc, consumerGroup, storedId(eventId));
+		return sql().exists(this.jdbc, consumerGroup, storedId(eventId));
 	}
 
 	/**

@@ -44,6 +44,29 @@ public final class SchemaScripts {
 	public static final String CORE_FLYWAY_LOCATION = "classpath:db/idempotency/flyway/{vendor}/core";
 
 	/**
+	 * The schema script of the processed-event table partitioned by day, for PostgreSQL,
+	 * on the class path: run it before {@link #CORE_SCRIPT}. It creates a partitioned
+	 * table where there is none and leaves a plain one as it is.
+	 * @since 0.3.0
+	 */
+	public static final String CORE_DAILY_SCRIPT = "dev/idempotency/core/jdbc/schema-postgresql-daily.sql";
+
+	/**
+	 * The Flyway location of the migration that turns the processed-event table into a
+	 * table partitioned by day, its rows kept; applied after
+	 * {@link #CORE_FLYWAY_LOCATION} (PostgreSQL only).
+	 * @since 0.3.0
+	 */
+	public static final String CORE_DAILY_FLYWAY_LOCATION = "classpath:db/idempotency/flyway/{vendor}/core-daily";
+
+	/**
+	 * The Liquibase changelog of the same migration, to include after
+	 * {@link #CORE_CHANGELOG}.
+	 * @since 0.3.0
+	 */
+	public static final String CORE_DAILY_CHANGELOG = "db/idempotency/liquibase/idempotency-core-daily.xml";
+
+	/**
 	 * The Flyway history table of the idempotency migrations, apart from the
 	 * application's.
 	 */

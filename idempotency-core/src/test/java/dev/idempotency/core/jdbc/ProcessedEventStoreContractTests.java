@@ -53,6 +53,11 @@ abstract class ProcessedEventStoreContractTests {
 	/** Whether a database session is waiting for a row lock. */
 	protected abstract boolean isWaitingForLock(long sessionId);
 
+	/** The ids per batch of the test of batches in opposite orders. */
+	protected int oppositeBatchSize() {
+		return 3000;
+	}
+
 	private static String newId() {
 		return UUID.randomUUID().toString();
 	}
@@ -247,7 +252,7 @@ abstract class ProcessedEventStoreContractTests {
 		try {
 			for (int round = 0; round < 10; round++) {
 				List<String> ids = new ArrayList<>();
-				for (int i = 0; i < 3000; i++) {
+				for (int i = 0; i < oppositeBatchSize(); i++) {
 					ids.add(newId());
 				}
 				List<String> reversed = new ArrayList<>(ids);

@@ -1,0 +1,216 @@
+package dev.idempotency.core.jdbc;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+
+import dev.idempotency.core.jdbc.DailyPartitions.Partition;
+import dev.idempotency.test.TestDatabase;
+import dev.idempotency.test.TestSchema;
+import liquibase.Contexts;
+import liquibase.LabelExpression;
+import liquibase.Liquibase;
+import liquibase.database.DatabaseFactory;
+import liquibase.database.jvm.JdbcConnection;
+import liquibase.resource.ClassLoaderResourceAccessor;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class PostgresDailyPartitionsTests {
+
+	private static final Map<String, String> TABLES = SchemaScripts.coreTables("idempotency_key", "processed_event");
+
+	@Test
+	void partitionsAreCreatedAheadWithoutAGapAndOnlyOnce() {
+		try (TestSchema schema = TestDatabase.get().createSchema("ahead")) {
+			DailyPartitions partitions = scripted(schema, 3);
+			LocalDate today = LocalDate.ofInstant(partitions.now(), ZoneOffset.UTC);
+			assertThat(partitions.createAhead()).hasSize(5);
+			assertThat(partitions.partitions()).extracting(Partition::from)
+				.containsExactly(days(today, -1, 0, 1, 2, 3));
+			assertThat(DailyPartitions.coveredUntil(partitions.partitions()))
+				.isEqualTo(today.plusDays(4).atStartOfDay(ZoneOffset.UTC).toInstant());
+			assertThat(partitions.partitions().get(1).name())
+				.isEqualTo(schema.getName() + ".processed_event_p" + today.toString().replace("-", ""));
+			assertThat(partitions.createAhead()).isEmpty();
+			assertThat(partitions.maintain().created()).isEmpty();
+		}
+	}
+
+	@Test
+	void aPartitionIsDroppedOnlyOnceItsLastMarkIsPastTheRetention() {
+		try (TestSchema schema = TestDatabase.get().createSchema("drop")) {
+			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+			DailyPartitions partitions = scripted(schema, 2);
+			LocalDate today = LocalDate.ofInstant(partitions.now(), ZoneOffset.UTC);
+			// Three old days, as a long-running table has them.
+			for (int day = -4; day < -1; day++) {
+				Instant from = today.plusDays(day).atStartOfDay(ZoneOffset.UTC).toInstant();
+				jdbc.execute("CREATE TABLE old_" + (-day) + " PARTITION OF processed_event FOR VALUES FROM ('" + from
+						+ "') TO ('" + from.plus(Duration.ofDays(1)) + "')");
+				jdbc.update("INSERT INTO processed_event (consumer_group, event_id, processed_at) VALUES (?, ?, ?)",
+						"g", "day" + day, java.sql.Timestamp.from(from.plus(Duration.ofHours(23))));
+			}
+			partitions.createAhead();
+			JdbcProcessedEventStore store = new JdbcProcessedEventStore(jdbc);
+			assertThat(store.markProcessed("g", "today")).isTrue();
+			// A retention that ends in the middle of day -3: day -4 ended before the
+			// cutoff,
+			// day -3 ends after it and holds a mark inside the retention.
+			Instant middleOfDayMinus3 = today.minusDays(3)
+				.atStartOfDay(ZoneOffset.UTC)
+				.toInstant()
+				.plus(Duration.ofHours(12));
+			Duration retention = Duration.between(middleOfDayMinus3, partitions.now());
+			DailyPartitions retained = new DailyPartitions(jdbc, transactions(schema), "processed_event", retention, 2);
+			Instant cutoff = retained.now().minus(retention);
+			List<String> expected = retained.partitions()
+				.stream()
+				.filter((partition) -> !partition.to().isAfter(cutoff))
+				.map(Partition::name)
+				.toList();
+			assertThat(expected).containsExactly(schema.getName() + ".old_4");
+			assertThat(retained.dropExpired()).containsExactlyElementsOf(expected);
+			assertThat(retained.partitions()).allSatisfy((partition) -> assertThat(partition.to()).isAfter(cutoff));
+			assertThat(jdbc.queryForList("SELECT event_id FROM processed_event ORDER BY processed_at", String.class))
+				.containsExactly("day-3", "day-2", "today")
+				.allSatisfy((id) -> assertThat(store.isProcessed("g", id)).isTrue());
+			assertThat(store.markProcessed("g", "day-3")).isFalse();
+			assertThat(retained.dropExpired()).isEmpty();
+		}
+	}
+
+	@Test
+	void anInterruptedConcurrentDetachIsFinishedAndThePartitionDropped() {
+		try (TestSchema schema = TestDatabase.get().createSchema("finalize")) {
+			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+			DailyPartitions partitions = scripted(schema, 1);
+			partitions.createAhead();
+			Partition first = partitions.partitions().get(0);
+			// What a crash in the middle of DETACH CONCURRENTLY leaves.
+			jdbc.execute(
+					"UPDATE pg_inherits SET inhdetachpending = true WHERE inhrelid = '" + first.name() + "'::regclass");
+			assertThat(partitions.partitions().get(0).detachPending()).isTrue();
+			assertThat(partitions.maintain().finalized()).containsExactly(first.name());
+			assertThat(partitions.partitions()).extracting(Partition::name).doesNotContain(first.name());
+		}
+	}
+
+	@Test
+	void theFlywayMigrationTurnsAPlainTableWithRowsIntoAPartitionedOneThatKeepsThem() {
+		try (TestSchema schema = TestDatabase.get().createSchema("convert")) {
+			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+			Flyway.configure()
+				.dataSource(schema.dataSource())
+				.schemas(schema.getName())
+				.locations(SchemaScripts.CORE_FLYWAY_LOCATION.replace("{vendor}", "postgresql"))
+				.placeholders(SchemaScripts.migrationPlaceholders(TABLES))
+				.load()
+				.migrate();
+			JdbcProcessedEventStore plain = new JdbcProcessedEventStore(jdbc);
+			assertThat(plain.markAllProcessed("g", List.of("a", "b", "c"))).hasSize(3);
+			assertThat(DailyPartitions.isPartitioned(jdbc, "processed_event")).isFalse();
+			Flyway.configure()
+				.dataSource(schema.dataSource())
+				.schemas(schema.getName())
+				.locations(SchemaScripts.CORE_FLYWAY_LOCATION.replace("{vendor}", "postgresql"),
+						SchemaScripts.CORE_DAILY_FLYWAY_LOCATION.replace("{vendor}", "postgresql"))
+				.placeholders(SchemaScripts.migrationPlaceholders(TABLES))
+				.load()
+				.migrate();
+			assertThat(DailyPartitions.isPartitioned(jdbc, "processed_event")).isTrue();
+			DailyPartitions partitions = new DailyPartitions(jdbc, transactions(schema), "processed_event",
+					Duration.ofDays(7), 2);
+			assertThat(partitions.partitions()).singleElement()
+				.satisfies(
+						(legacy) -> assertThat(legacy.name()).isEqualTo(schema.getName() + ".processed_event_legacy"))
+				.satisfies((legacy) -> assertThat(legacy.from()).isNull());
+			assertThat(partitions.createAhead()).hasSize(2);
+			JdbcProcessedEventStore partitioned = new JdbcProcessedEventStore(jdbc);
+			assertThat(partitioned.markAllProcessed("g", List.of("a", "b", "c", "d"))).containsExactly("d");
+			assertThat(partitioned.markProcessed("g", "a")).isFalse();
+			assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_event", Integer.class)).isEqualTo(4);
+			assertThat(describe(schema)).isEqualTo(describeScriptedWithLegacy());
+		}
+	}
+
+	@Test
+	void theLiquibaseChangelogMigratesAsFlywayDoes() throws Exception {
+		try (TestSchema liquibase = TestDatabase.get().createSchema("liquibase_daily");
+				TestSchema flyway = TestDatabase.get().createSchema("flyway_daily")) {
+			try (Connection connection = liquibase.dataSource().getConnection()) {
+				for (String changelog : List.of(SchemaScripts.CORE_CHANGELOG, SchemaScripts.CORE_DAILY_CHANGELOG)) {
+					new Liquibase(changelog, new ClassLoaderResourceAccessor(),
+							DatabaseFactory.getInstance()
+								.findCorrectDatabaseImplementation(new JdbcConnection(connection)))
+						.update(new Contexts(), new LabelExpression());
+				}
+			}
+			Flyway.configure()
+				.dataSource(flyway.dataSource())
+				.schemas(flyway.getName())
+				.locations(SchemaScripts.CORE_FLYWAY_LOCATION.replace("{vendor}", "postgresql"),
+						SchemaScripts.CORE_DAILY_FLYWAY_LOCATION.replace("{vendor}", "postgresql"))
+				.placeholders(SchemaScripts.migrationPlaceholders(TABLES))
+				.load()
+				.migrate();
+			assertThat(describe(liquibase)).isNotEmpty().isEqualTo(describe(flyway));
+		}
+	}
+
+	private List<String> describeScriptedWithLegacy() {
+		try (TestSchema scripted = TestDatabase.get().createSchema("scripted_daily")) {
+			JdbcTemplate jdbc = new JdbcTemplate(scripted.dataSource());
+			SchemaScripts.populator(SchemaScripts.CORE_DAILY_SCRIPT, TABLES).execute(scripted.dataSource());
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, TABLES).execute(scripted.dataSource());
+			return describe(scripted).stream().filter((line) -> !line.contains("legacy")).toList();
+		}
+	}
+
+	/** The parent tables' columns and indexes, and their partitions' count aside. */
+	private static List<String> describe(TestSchema schema) {
+		JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+		return jdbc.queryForList("""
+				SELECT c.relname || ' ' || c.relkind::text || ' ' || coalesce(pg_get_indexdef(i.indexrelid), '')
+				FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				LEFT JOIN pg_index i ON i.indrelid = c.oid
+				WHERE n.nspname = ? AND c.relkind IN ('r', 'p') AND c.relname NOT LIKE 'flyway%'
+				  AND c.relname NOT LIKE 'databasechangelog%' AND c.relname NOT LIKE '%\\_p2%'
+				ORDER BY 1
+				""", String.class, schema.getName())
+			.stream()
+			.map((line) -> line.replace(schema.getName() + ".", ""))
+			.filter((line) -> !line.contains("legacy"))
+			.toList();
+	}
+
+	private static DailyPartitions scripted(TestSchema schema, int daysAhead) {
+		SchemaScripts.populator(SchemaScripts.CORE_DAILY_SCRIPT, TABLES).execute(schema.dataSource());
+		SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, TABLES).execute(schema.dataSource());
+		return new DailyPartitions(new JdbcTemplate(schema.dataSource()), transactions(schema), "processed_event",
+				Duration.ofDays(7), daysAhead);
+	}
+
+	private static TransactionTemplate transactions(TestSchema schema) {
+		return new TransactionTemplate(new DataSourceTransactionManager(schema.dataSource()));
+	}
+
+	private static Instant[] days(LocalDate today, int... offsets) {
+		Instant[] days = new Instant[offsets.length];
+		for (int i = 0; i < offsets.length; i++) {
+			days[i] = today.plusDays(offsets[i]).atStartOfDay(ZoneOffset.UTC).toInstant();
+		}
+		return days;
+	}
+
+}
