@@ -72,19 +72,34 @@ public class IdempotencyDataSourceScriptDatabaseInitializer extends DataSourceSc
 	 */
 	public IdempotencyDataSourceScriptDatabaseInitializer(DataSource dataSource, IdempotencyJdbcProperties properties,
 			String location, Map<String, String> tables) {
-		super(dataSource, settings(dataSource, properties, location));
+		this(dataSource, properties, List.of(location), tables);
+	}
+
+	/**
+	 * Create an initializer for scripts run in order.
+	 * @param dataSource the data source
+	 * @param properties the JDBC properties (mode, platform and continue-on-error)
+	 * @param locations the locations of the scripts
+	 * @param tables the table names of the scripts by placeholder name (see
+	 * {@link SchemaScripts})
+	 * @since 0.3.0
+	 */
+	public IdempotencyDataSourceScriptDatabaseInitializer(DataSource dataSource, IdempotencyJdbcProperties properties,
+			List<String> locations, Map<String, String> tables) {
+		super(dataSource, settings(dataSource, properties, locations));
 		Assert.notNull(tables, "tables must not be null");
 		this.tables = Map.copyOf(tables);
 	}
 
 	private static DatabaseInitializationSettings settings(DataSource dataSource,
-			DatabaseInitializationProperties properties, String location) {
-		Assert.hasText(location, "location must not be empty");
+			DatabaseInitializationProperties properties, List<String> location) {
+		Assert.notEmpty(location, "locations must not be empty");
 		PlatformPlaceholderDatabaseDriverResolver resolver = new PlatformPlaceholderDatabaseDriverResolver();
 		String platform = StringUtils.hasText(properties.getPlatform()) ? properties.getPlatform()
 				: vendor(dataSource, properties);
-		List<String> locations = (platform != null) ? resolver.resolveAll(platform, location)
-				: resolver.resolveAll(dataSource, location);
+		String[] values = location.toArray(String[]::new);
+		List<String> locations = (platform != null) ? resolver.resolveAll(platform, values)
+				: resolver.resolveAll(dataSource, values);
 		DatabaseInitializationSettings settings = new DatabaseInitializationSettings();
 		settings.setSchemaLocations(locations);
 		settings.setMode(properties.getInitializeSchema());

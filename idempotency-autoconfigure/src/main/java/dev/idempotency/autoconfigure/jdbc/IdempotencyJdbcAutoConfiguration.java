@@ -1,12 +1,15 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.util.List;
 import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.DatabaseType;
+import dev.idempotency.core.jdbc.ExpectedTable;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.SchemaScripts;
@@ -20,6 +23,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
@@ -31,7 +35,10 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.DependsOn;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Auto-configuration of the idempotency key store, the processed-event store and their
@@ -54,6 +61,9 @@ public final class IdempotencyJdbcAutoConfiguration {
 	/** The name of the schema of idempotency-core. */
 	public static final String CORE_MODULE = "idempotency-core";
 
+	/** Optional: there is none for MariaDB, which IdempotencyPartitions then refuses. */
+	private static final String DAILY_SCHEMA_LOCATION = "optional:classpath:dev/idempotency/core/jdbc/schema-@@platform@@-daily.sql";
+
 	private static final String FLYWAY_MIGRATIONS_BEAN = "idempotencyFlywayMigrations";
 
 	private static final String DATABASE_CHECK_BEAN = "idempotencyDatabaseCheck";
@@ -75,9 +85,52 @@ public final class IdempotencyJdbcAutoConfiguration {
 	JdbcProcessedEventStore processedEventStore(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties,
 			IdempotencyDatabaseCheck databaseCheck) {
-		return new JdbcProcessedEventStore(
+		JdbcProcessedEventStore store = new JdbcProcessedEventStore(
 				new JdbcTemplate(idempotencyDataSource.getIfAvailable(dataSource::getObject)),
 				properties.qualify(properties.getProcessedEventTable()), databaseCheck.getDatabaseType());
+		store.setMaxBatchLocks(properties.getMaxBatchLocks());
+		return store;
+	}
+
+	/**
+	 * The daily partitions of the processed-event table, with partitioning=daily: checked
+	 * and created ahead at startup, maintained by the scheduled cleanup.
+	 */
+	@Bean
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "daily")
+	@ConditionalOnMissingBean
+	DailyPartitions processedEventPartitions(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
+		DataSource tables = idempotencyDataSource.getIfAvailable(dataSource::getObject);
+		return new DailyPartitions(new JdbcTemplate(tables),
+				new TransactionTemplate(new DataSourceTransactionManager(tables)),
+				properties.qualify(properties.getProcessedEventTable()), properties.getProcessedEventRetention(),
+				properties.getPartitionsAhead());
+	}
+
+	@Bean
+	@DependsOn(DATABASE_CHECK_BEAN)
+	@ConditionalOnBean(DailyPartitions.class)
+	IdempotencyPartitions idempotencyPartitions(DailyPartitions partitions, IdempotencyDatabaseCheck databaseCheck,
+			Environment environment) {
+		return new IdempotencyPartitions(partitions, databaseCheck.getDatabaseType(),
+				environment.getProperty("idempotency.cleanup.enabled", Boolean.class, true));
+	}
+
+	/**
+	 * The migration to partitioned tables, with partitioning=daily: applied after the
+	 * core's by the library's Flyway migrations, named in failures for Liquibase.
+	 */
+	@Bean
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "daily")
+	@ConditionalOnMissingBean(name = "idempotencyCoreDailySchema")
+	IdempotencySchema idempotencyCoreDailySchema(IdempotencyJdbcProperties properties) {
+		String keys = properties.qualify(properties.getIdempotencyKeyTable());
+		String events = properties.qualify(properties.getProcessedEventTable());
+		return new IdempotencySchema(CORE_MODULE + "-daily",
+				List.of(new ExpectedTable(events, SchemaScripts.PROCESSED_EVENT_COLUMNS)),
+				SchemaScripts.CORE_DAILY_FLYWAY_LOCATION, SchemaScripts.CORE_DAILY_CHANGELOG,
+				SchemaScripts.migrationPlaceholders(SchemaScripts.coreTables(keys, events)));
 	}
 
 	/**
@@ -127,9 +180,18 @@ public final class IdempotencyJdbcAutoConfiguration {
 			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
 		return new IdempotencyDataSourceScriptDatabaseInitializer(
-				idempotencyDataSource.getIfAvailable(dataSource::getObject), properties, properties.getSchema(),
+				idempotencyDataSource.getIfAvailable(dataSource::getObject), properties, schemaLocations(properties),
 				SchemaScripts.coreTables(properties.qualify(properties.getIdempotencyKeyTable()),
 						properties.qualify(properties.getProcessedEventTable())));
+	}
+
+	/**
+	 * The schema scripts: with partitioning=daily the partitioned processed-event table
+	 * first, which the core script then leaves as it is.
+	 */
+	private static List<String> schemaLocations(IdempotencyJdbcProperties properties) {
+		return (properties.getPartitioning() == IdempotencyJdbcProperties.Partitioning.DAILY)
+				? List.of(DAILY_SCHEMA_LOCATION, properties.getSchema()) : List.of(properties.getSchema());
 	}
 
 	@Bean

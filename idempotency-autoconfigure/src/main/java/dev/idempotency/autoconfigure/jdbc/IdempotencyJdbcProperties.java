@@ -63,6 +63,29 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	 */
 	private Database database = Database.AUTO;
 
+	/**
+	 * How the processed-event table is laid out on PostgreSQL. "none" is one table whose
+	 * old marks cleanup deletes in batches; "daily" is a table partitioned by
+	 * processed_at, one partition per UTC day, created ahead and dropped once past the
+	 * retention, with no rows to delete or vacuum. The store tells a partitioned table by
+	 * itself and marks it with a lock taken before the look into every partition.
+	 */
+	private Partitioning partitioning = Partitioning.NONE;
+
+	/**
+	 * How many days past the current one have their partition ready, with
+	 * partitioning=daily. Health turns DOWN when less than a day is left.
+	 */
+	private int partitionsAhead = 3;
+
+	/**
+	 * The most distinct events of a batch marked in a partitioned processed-event table:
+	 * each holds an advisory lock until the batch commits, in the lock table all sessions
+	 * of the server share (max_locks_per_transaction times max_connections). A larger
+	 * batch is refused before it takes any.
+	 */
+	private int maxBatchLocks = 1000;
+
 	private final Flyway flyway = new Flyway();
 
 	public IdempotencyJdbcProperties() {
@@ -125,6 +148,30 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 
 	public void setDatabase(Database database) {
 		this.database = database;
+	}
+
+	public Partitioning getPartitioning() {
+		return this.partitioning;
+	}
+
+	public void setPartitioning(Partitioning partitioning) {
+		this.partitioning = partitioning;
+	}
+
+	public int getPartitionsAhead() {
+		return this.partitionsAhead;
+	}
+
+	public void setPartitionsAhead(int partitionsAhead) {
+		this.partitionsAhead = partitionsAhead;
+	}
+
+	public int getMaxBatchLocks() {
+		return this.maxBatchLocks;
+	}
+
+	public void setMaxBatchLocks(int maxBatchLocks) {
+		this.maxBatchLocks = maxBatchLocks;
 	}
 
 	public Flyway getFlyway() {
@@ -215,6 +262,19 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 		public @Nullable DatabaseType getType() {
 			return this.type;
 		}
+
+	}
+
+	/**
+	 * The layout of the processed-event table.
+	 */
+	public enum Partitioning {
+
+		/** One table, cleaned by batched deletes. */
+		NONE,
+
+		/** Partitioned by processed_at, one partition per UTC day (PostgreSQL). */
+		DAILY
 
 	}
 

@@ -19,7 +19,8 @@ class IdempotencyStoreDependsOnDatabaseInitializationDetector
 
 	@Override
 	protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
-		return Set.of(IdempotencyKeyStore.class, ProcessedEventStore.class, IdempotencySchemaVerifier.class);
+		return Set.of(IdempotencyKeyStore.class, ProcessedEventStore.class, IdempotencySchemaVerifier.class,
+				IdempotencyPartitions.class);
 	}
 
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.IdempotencyMetrics;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.RetentionCleaner;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import org.apache.commons.logging.Log;
@@ -47,6 +48,8 @@ public class IdempotencyCleanup implements SmartLifecycle {
 	private final int batchSize;
 
 	private final Duration pause;
+
+	private List<DailyPartitions> partitions = List.of();
 
 	private final Object lifecycleMonitor = new Object();
 
@@ -91,6 +94,26 @@ public class IdempotencyCleanup implements SmartLifecycle {
 	}
 
 	/**
+	 * Set the partitioned tables whose partitions each run maintains: created ahead, and
+	 * dropped instead of deleted once past their retention.
+	 * @param partitions the partitioned tables
+	 * @since 0.3.0
+	 */
+	public void setPartitions(List<DailyPartitions> partitions) {
+		Assert.notNull(partitions, "partitions must not be null");
+		this.partitions = List.copyOf(partitions);
+	}
+
+	/**
+	 * Return the partitioned tables each run maintains.
+	 * @return the partitioned tables
+	 * @since 0.3.0
+	 */
+	public List<DailyPartitions> getPartitions() {
+		return this.partitions;
+	}
+
+	/**
 	 * Return the targets this cleanup deletes from.
 	 * @return the targets
 	 */
@@ -99,10 +122,15 @@ public class IdempotencyCleanup implements SmartLifecycle {
 	}
 
 	/**
-	 * Delete old rows of every target until none is left, on the calling thread.
+	 * Maintain the partitioned tables, then delete old rows of every target until none is
+	 * left, on the calling thread.
 	 * @return the number of rows deleted per target name
 	 */
 	public Map<String, Long> runOnce() {
+		// Partitions first: tomorrow's must never wait behind a long delete.
+		for (DailyPartitions table : this.partitions) {
+			table.maintain();
+		}
 		Map<String, Long> deleted = new LinkedHashMap<>();
 		for (RetentionTarget target : this.targets) {
 			deleted.put(target.name(), clean(target));

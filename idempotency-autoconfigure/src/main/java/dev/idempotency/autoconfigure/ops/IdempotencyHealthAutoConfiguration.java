@@ -1,5 +1,6 @@
 package dev.idempotency.autoconfigure.ops;
 
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.JdbcTableMonitor;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -40,6 +41,19 @@ public final class IdempotencyHealthAutoConfiguration {
 		return RetentionRule.longerThan("idempotency.health.max-overdue", properties.getHealth().getMaxOverdue(),
 				"idempotency.cleanup.interval", properties.getCleanup().getInterval(),
 				"rows become due between two cleanup runs, so health would turn DOWN while cleanup works");
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean(DailyPartitions.class)
+	@ConditionalOnEnabledHealthIndicator("idempotency-partitions")
+	static class PartitionsHealthConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyPartitionsHealthIndicator")
+		IdempotencyPartitionsHealthIndicator idempotencyPartitionsHealthIndicator(DailyPartitions partitions) {
+			return new IdempotencyPartitionsHealthIndicator(partitions);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.ops;
 
+import java.time.Duration;
+
 import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyDataSource;
@@ -7,6 +9,7 @@ import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcProperties;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcTableMonitor;
 import dev.idempotency.core.jdbc.RetentionCleaner;
@@ -22,6 +25,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -54,8 +58,13 @@ public final class IdempotencyOperationsAutoConfiguration {
 				databaseOf(database));
 	}
 
+	/**
+	 * Old marks are deleted in batches, unless the table is partitioned by day: its
+	 * partitions are dropped instead.
+	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "processedEventsRetentionTarget")
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "none", matchIfMissing = true)
 	RetentionTarget processedEventsRetentionTarget(IdempotencyJdbcProperties properties,
 			ObjectProvider<DatabaseType> database) {
 		return RetentionTarget.processedEvents(properties.qualify(properties.getProcessedEventTable()),
@@ -80,8 +89,11 @@ public final class IdempotencyOperationsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "processedEventsTableProbe")
 	TableProbe processedEventsTableProbe(IdempotencyJdbcProperties properties) {
-		return TableProbe.processedEvents(properties.qualify(properties.getProcessedEventTable()),
-				properties.getProcessedEventRetention());
+		// A daily partition is dropped once its last day is past the retention: its
+		// first marks are kept up to a day longer.
+		Duration kept = (properties.getPartitioning() == IdempotencyJdbcProperties.Partitioning.DAILY)
+				? properties.getProcessedEventRetention().plusDays(1) : properties.getProcessedEventRetention();
+		return TableProbe.processedEvents(properties.qualify(properties.getProcessedEventTable()), kept);
 	}
 
 	@Bean
@@ -98,11 +110,14 @@ public final class IdempotencyOperationsAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "idempotency.cleanup.enabled", matchIfMissing = true)
 	IdempotencyCleanup idempotencyCleanup(RetentionCleaner cleaner, ObjectProvider<RetentionTarget> targets,
-			ObjectProvider<IdempotencyMetrics> metrics, IdempotencyOperationsProperties properties) {
+			ObjectProvider<DailyPartitions> partitions, ObjectProvider<IdempotencyMetrics> metrics,
+			IdempotencyOperationsProperties properties) {
 		IdempotencyOperationsProperties.Cleanup cleanup = properties.getCleanup();
-		return new IdempotencyCleanup(cleaner, targets.orderedStream().toList(),
+		IdempotencyCleanup idempotencyCleanup = new IdempotencyCleanup(cleaner, targets.orderedStream().toList(),
 				metrics.getIfAvailable(IdempotencyMetrics::noop), cleanup.getInitialDelay(), cleanup.getInterval(),
 				cleanup.getBatchSize(), cleanup.getPause());
+		idempotencyCleanup.setPartitions(partitions.orderedStream().toList());
+		return idempotencyCleanup;
 	}
 
 	@Bean

@@ -10,6 +10,8 @@ import javax.sql.DataSource;
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyKeyStore;
 import dev.idempotency.core.KeyClaim;
+import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.ExpectedTable;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.Outbox;
@@ -137,6 +139,28 @@ class FlywayApplicationTests {
 				"SELECT count(*) FROM idempotency_key WHERE idempotency_key = 'before-upgrade' AND status = 'DONE'",
 				Integer.class))
 			.isOne();
+	}
+
+	@Test
+	void switchingToDailyPartitionsConvertsTheInstalledTableAtStartupAndKeepsItsMarks() {
+		try (ConfigurableApplicationContext context = start(ServiceApplication.class,
+				"spring.flyway.locations=" + SERVICE_V2)) {
+			assertThat(context.getBean(ProcessedEventStore.class).markAllProcessed("billing", List.of("e1", "e2")))
+				.hasSize(2);
+		}
+		try (ConfigurableApplicationContext context = start(ServiceApplication.class,
+				"spring.flyway.locations=" + SERVICE_V2, "idempotency.jdbc.partitioning=daily")) {
+			assertThat(DailyPartitions.isPartitioned(this.jdbc, "processed_event")).isTrue();
+			ProcessedEventStore store = context.getBean(ProcessedEventStore.class);
+			assertThat(store.markAllProcessed("billing", List.of("e1", "e2", "e3"))).containsExactly("e3");
+			// The former table, up to the end of today; with cleanup off (here) the
+			// library
+			// creates no partition after it.
+			assertThat(context.getBean(DailyPartitions.class).partitions()).singleElement()
+				.satisfies((legacy) -> assertThat(legacy.name()).endsWith(".processed_event_legacy"));
+		}
+		assertThat(versions(SchemaScripts.FLYWAY_HISTORY_TABLE)).containsExactly("0", "1.0.0.1", "1.0.0.2", "1.0.0.3",
+				"1.1.0.1");
 	}
 
 	private ConfigurableApplicationContext start(Class<?> application, String... properties) {

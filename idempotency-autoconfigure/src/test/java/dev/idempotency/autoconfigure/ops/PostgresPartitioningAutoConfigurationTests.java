@@ -1,0 +1,110 @@
+package dev.idempotency.autoconfigure.ops;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.core.IdempotencyConfigurationException;
+import dev.idempotency.core.ProcessedEventStore;
+import dev.idempotency.core.jdbc.DailyPartitions;
+import dev.idempotency.core.jdbc.RetentionTarget;
+import dev.idempotency.core.jdbc.SchemaScripts;
+import dev.idempotency.test.PostgresTest;
+import dev.idempotency.test.TestSchema;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code idempotency.jdbc.partitioning=daily} as an application starts with it.
+ */
+@PostgresTest
+class PostgresPartitioningAutoConfigurationTests {
+
+	private final JdbcTemplate admin;
+
+	private final ApplicationContextRunner contextRunner;
+
+	PostgresPartitioningAutoConfigurationTests(TestSchema schema) {
+		this.admin = new JdbcTemplate(schema.dataSource());
+		this.contextRunner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					IdempotencyJdbcAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class,
+					IdempotencyOperationsAutoConfiguration.class, IdempotencyHealthAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
+					"spring.datasource.username=" + schema.getUsername(),
+					"spring.datasource.password=" + schema.getPassword(), "idempotency.jdbc.initialize-schema=always",
+					"idempotency.monitor.refresh-interval=0s", "idempotency.cleanup.initial-delay=1h");
+	}
+
+	@BeforeEach
+	void noTables() {
+		this.admin.execute("DROP TABLE IF EXISTS idempotency_key, processed_event CASCADE");
+	}
+
+	@Test
+	void startsOnAPartitionedTableWithItsPartitionsAheadAndDropsInsteadOfDeleting() {
+		this.contextRunner
+			.withPropertyValues("idempotency.jdbc.partitioning=daily", "idempotency.jdbc.partitions-ahead=2")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(DailyPartitions.isPartitioned(this.admin, "processed_event")).isTrue();
+				DailyPartitions partitions = context.getBean(DailyPartitions.class);
+				// Yesterday, today and two days ahead.
+				assertThat(partitions.partitions()).hasSize(4);
+				ProcessedEventStore store = context.getBean(ProcessedEventStore.class);
+				assertThat(store.markAllProcessed("g", List.of("a", "b"))).hasSize(2);
+				assertThat(store.markProcessed("g", "a")).isFalse();
+				// No batched delete of marks: their partitions are dropped.
+				assertThat(context.getBeansOfType(RetentionTarget.class).values())
+					.noneMatch((target) -> target.name().equals("processed-events"));
+				assertThat(context.getBean(IdempotencyCleanup.class).getPartitions()).containsExactly(partitions);
+				Health health = context.getBean(IdempotencyPartitionsHealthIndicator.class).health(true);
+				assertThat(health.getStatus()).isEqualTo(Status.UP);
+				assertThat(health.getDetails()).containsEntry("partitions", 4);
+			});
+	}
+
+	@Test
+	void healthTurnsDownWhenLessThanADayIsCoveredAheadAndTheNextRunRepairsIt() {
+		this.contextRunner.withPropertyValues("idempotency.jdbc.partitioning=daily").run((context) -> {
+			DailyPartitions partitions = context.getBean(DailyPartitions.class);
+			// The maintenance of every instance failed for days: only today is left.
+			for (DailyPartitions.Partition partition : partitions.partitions()) {
+				if (partition.to().isAfter(partitions.now().plus(Duration.ofDays(1)))) {
+					this.admin.execute("DROP TABLE " + partition.name());
+				}
+			}
+			IdempotencyPartitionsHealthIndicator indicator = context
+				.getBean(IdempotencyPartitionsHealthIndicator.class);
+			Health down = indicator.health(true);
+			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(down.getDetails().get("problem").toString()).contains("less than a day ahead");
+			context.getBean(IdempotencyCleanup.class).runOnce();
+			assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+		});
+	}
+
+	@Test
+	void aPlainTableIsNeverUsedAsIfPartitioned() {
+		SchemaScripts
+			.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("idempotency_key", "processed_event"))
+			.execute(this.admin.getDataSource());
+		this.contextRunner.withPropertyValues("idempotency.jdbc.partitioning=daily").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(IdempotencyConfigurationException.class)
+				.hasMessageContaining("is a plain table");
+		});
+		assertThat(DailyPartitions.isPartitioned(this.admin, "processed_event")).isFalse();
+	}
+
+}
