@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -24,6 +25,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.JdbcIdempotencyKeyStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
@@ -474,36 +476,41 @@ public final class ScaleBenchmark {
 			// Noon UTC of each of the last eight days, so that a day is a partition.
 			tables.fillEvents(rows, "",
 					"((now() AT TIME ZONE 'UTC')::date - (i % 8)::int + time '12:00') AT TIME ZONE 'UTC'");
-			jdbc.execute("""
-					CREATE TABLE processed_event_daily (
-					    consumer_group      text        NOT NULL,
-					    event_id            text        NOT NULL,
-					    processed_on        date        NOT NULL,
-					    processed_at        timestamptz NOT NULL,
-					    payload_fingerprint bigint,
-					    PRIMARY KEY (consumer_group, event_id, processed_on)
-					) PARTITION BY RANGE (processed_on)""");
-			for (int day = -8; day <= 1; day++) {
-				jdbc.execute(("CREATE TABLE processed_event_daily_%d PARTITION OF processed_event_daily "
-						+ "FOR VALUES FROM ((now() AT TIME ZONE 'UTC')::date + %d) "
-						+ "TO ((now() AT TIME ZONE 'UTC')::date + %d)")
-					.formatted(day + 8, day, day + 1));
+			// The shipped partitioned table, its oldest seven days created as the
+			// library names them and the rest by DailyPartitions, as at startup.
+			SchemaScripts
+				.populator(SchemaScripts.CORE_DAILY_SCRIPT,
+						SchemaScripts.coreTables("idempotency_key_daily", "processed_event_daily"))
+				.execute(dataSource);
+			SchemaScripts
+				.populator(SchemaScripts.CORE_SCRIPT,
+						SchemaScripts.coreTables("idempotency_key_daily", "processed_event_daily"))
+				.execute(dataSource);
+			for (int day = -7; day <= -2; day++) {
+				jdbc.execute(("CREATE TABLE processed_event_daily_p%s PARTITION OF processed_event_daily "
+						+ "FOR VALUES FROM (((now() AT TIME ZONE 'UTC')::date + %d)::timestamp AT TIME ZONE 'UTC') "
+						+ "TO (((now() AT TIME ZONE 'UTC')::date + %d)::timestamp AT TIME ZONE 'UTC')")
+					.formatted(
+							java.time.LocalDate.now(java.time.ZoneOffset.UTC).plusDays(day).toString().replace("-", ""),
+							day, day + 1));
 			}
+			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+			Instant startOfDayMinus6 = java.time.LocalDate.now(java.time.ZoneOffset.UTC)
+				.minusDays(6)
+				.atStartOfDay(java.time.ZoneOffset.UTC)
+				.toInstant();
+			DailyPartitions partitions = new DailyPartitions(jdbc, transactions, "processed_event_daily",
+					Duration.ofDays(7), 2);
+			partitions.createAhead();
 			jdbc.update("""
-					INSERT INTO processed_event_daily (consumer_group, event_id, processed_on, processed_at)
-					SELECT consumer_group, event_id, (processed_at AT TIME ZONE 'UTC')::date, processed_at
-					FROM processed_event""");
+					INSERT INTO processed_event_daily (consumer_group, event_id, processed_at, payload_fingerprint)
+					SELECT consumer_group, event_id, processed_at, payload_fingerprint FROM processed_event""");
 			jdbc.execute("VACUUM ANALYZE processed_event");
 			jdbc.execute("VACUUM ANALYZE processed_event_daily");
 			String oldestDay = "processed_at < ((now() AT TIME ZONE 'UTC')::date - 6)::timestamp AT TIME ZONE 'UTC'";
 			Long oldDay = jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE " + oldestDay, Long.class);
-			String shipped = "INSERT INTO processed_event (consumer_group, event_id, processed_at) VALUES (?, ?, now()) "
-					+ "ON CONFLICT (consumer_group, event_id) DO NOTHING";
-			String daily = """
-					INSERT INTO processed_event_daily (consumer_group, event_id, processed_on, processed_at)
-					SELECT ?, ?, (now() AT TIME ZONE 'UTC')::date, now()
-					WHERE NOT EXISTS (SELECT FROM processed_event_daily WHERE consumer_group = ? AND event_id = ?)
-					ON CONFLICT (consumer_group, event_id, processed_on) DO NOTHING""";
+			JdbcProcessedEventStore oneTable = new JdbcProcessedEventStore(jdbc, "processed_event");
+			JdbcProcessedEventStore daily = new JdbcProcessedEventStore(jdbc, "processed_event_daily");
 			Map<String, List<Long>> nanos = new LinkedHashMap<>();
 			for (int i = 0; i < samples; i++) {
 				String group = "group-" + (i % GROUPS);
@@ -512,12 +519,19 @@ public final class ScaleBenchmark {
 				long n = 8L * (1 + (i * 7919L) % Math.max(1, rows / 8 - 1)) + 3;
 				String old = md5Uuid("e" + n);
 				String oldGroup = "group-" + (n % GROUPS);
-				time(nanos, "mark, new event: one table", () -> jdbc.update(shipped, group, fresh) == 1);
-				time(nanos, "mark, new event: daily partitions",
-						() -> jdbc.update(daily, group, fresh, group, fresh) == 1);
-				time(nanos, "mark, duplicate of 3 days ago: one table", () -> jdbc.update(shipped, oldGroup, old) == 0);
+				List<String> batch = new ArrayList<>();
+				for (int b = 0; b < 100; b++) {
+					batch.add(fresh + "-" + b);
+				}
+				time(nanos, "mark, new event: one table", () -> oneTable.markProcessed(group, fresh));
+				time(nanos, "mark, new event: daily partitions", () -> daily.markProcessed(group, fresh));
+				time(nanos, "mark, duplicate of 3 days ago: one table", () -> !oneTable.markProcessed(oldGroup, old));
 				time(nanos, "mark, duplicate of 3 days ago: daily partitions",
-						() -> jdbc.update(daily, oldGroup, old, oldGroup, old) == 0);
+						() -> !daily.markProcessed(oldGroup, old));
+				time(nanos, "batch of 100 new events: one table",
+						() -> oneTable.markAllProcessed(group, batch).size() == 100);
+				time(nanos, "batch of 100 new events: daily partitions",
+						() -> daily.markAllProcessed(group, batch).size() == 100);
 			}
 			out.printf(
 					"%nprocessed_event as one table against daily partitions, %,d marks over 8 days, %d calls each%n",
@@ -534,10 +548,15 @@ public final class ScaleBenchmark {
 			long deleted = cleaner.deleteAll(new RetentionTarget("processed-events", "processed_event", oldestDay),
 					10_000, Duration.ZERO);
 			double deleteSeconds = (System.nanoTime() - started) / 1e9;
+			long sizeBefore = size(jdbc, "processed_event");
 			started = System.nanoTime();
-			jdbc.execute("ALTER TABLE processed_event_daily DETACH PARTITION processed_event_daily_1");
-			jdbc.execute("DROP TABLE processed_event_daily_1");
+			List<String> dropped = new DailyPartitions(jdbc, transactions, "processed_event_daily",
+					Duration.between(startOfDayMinus6, partitions.now()), 2)
+				.dropExpired();
 			double dropSeconds = (System.nanoTime() - started) / 1e9;
+			if (dropped.size() != 1) {
+				throw new IllegalStateException("dropped " + dropped);
+			}
 			if (oldDay == null || deleted != oldDay) {
 				throw new IllegalStateException("deleted " + deleted + " rows of " + oldDay);
 			}
@@ -545,11 +564,27 @@ public final class ScaleBenchmark {
 					"seconds", "rows/s");
 			out.printf("%-62s %9.3f %9.0f%n", "RetentionCleaner, batches of 10 000, no pause", deleteSeconds,
 					deleted / deleteSeconds);
-			out.printf("%-62s %9.3f %9.0f%n", "DETACH PARTITION + DROP TABLE", dropSeconds, deleted / dropSeconds);
+			out.printf("%-62s %9.3f %9.0f%n", "DailyPartitions: DETACH ... CONCURRENTLY + DROP TABLE", dropSeconds,
+					deleted / dropSeconds);
+			out.printf("%-62s %9s %9s%n", "table size after removing the day", "MB", "");
+			out.printf("%-62s %9.1f%n", "one table (the deleted rows are dead until vacuumed)",
+					size(jdbc, "processed_event") / 1e6);
+			out.printf("%-62s %9.1f%n", "daily partitions", size(jdbc, "processed_event_daily") / 1e6);
+			out.printf("%-62s %9.1f%n", "one table before the delete", sizeBefore / 1e6);
 			results.put("delete seconds", deleteSeconds);
 			results.put("drop seconds", dropSeconds);
 		}
 		return results;
+	}
+
+	/** The size of a table with its indexes, summed over its partitions. */
+	private static long size(JdbcTemplate jdbc, String table) {
+		Long size = jdbc.queryForObject("""
+				SELECT CASE WHEN c.relkind = 'p'
+				            THEN (SELECT sum(pg_total_relation_size(t.relid)) FROM pg_partition_tree(c.oid) t)
+				            ELSE pg_total_relation_size(c.oid) END
+				FROM pg_class c WHERE c.oid = ?::regclass""", Long.class, table);
+		return (size != null) ? size : 0;
 	}
 
 	private static void time(Map<String, List<Long>> nanos, String name, BooleanSupplier call) {
