@@ -134,7 +134,10 @@ public final class RetentionCleaner {
 
 	private String deleteBatchOf(RetentionTarget target) {
 		return switch (this.database.obtain()) {
-			case POSTGRESQL -> PostgresDialect.deleteBatch(target.table(), target.condition());
+			case POSTGRESQL -> Boolean.TRUE.equals(DailyPartitions.isPartitioned(this.jdbc, target.table()))
+					? PostgresDialect.deleteBatchByKey(target.table(),
+							PostgresDialect.primaryKey(this.jdbc, target.table()), target.condition())
+					: PostgresDialect.deleteBatch(target.table(), target.condition());
 			case MARIADB -> MariaDbDialect.deleteBatch(target.table(),
 					MariaDbDialect.primaryKey(this.jdbc, target.table()), target.condition());
 		};
