@@ -26,6 +26,7 @@ import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.JdbcProcessedEventStore;
 import dev.idempotency.core.jdbc.DatabaseType;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -72,6 +73,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.DefaultTransactionStatus;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -92,6 +94,9 @@ class ListenerTestConfiguration {
 			    payload  %TEXT%
 			)""";
 
+	/** The property that makes the tables partitioned by day. */
+	static final String PARTITIONED = "test.partitioned-tables";
+
 	@Bean(destroyMethod = "close")
 	HikariDataSource dataSource(Environment environment) {
 		HikariDataSource dataSource = new HikariDataSource();
@@ -99,17 +104,37 @@ class ListenerTestConfiguration {
 		dataSource.setUsername(environment.getRequiredProperty("spring.datasource.username"));
 		dataSource.setPassword(environment.getProperty("spring.datasource.password"));
 		dataSource.setMaximumPoolSize(8);
-		initialize(dataSource);
+		initialize(dataSource, environment.getProperty(PARTITIONED, Boolean.class, false));
 		return dataSource;
 	}
 
 	static void initialize(DataSource dataSource) {
+		initialize(dataSource, false);
+	}
+
+	/**
+	 * Create the tables, with {@code partitioned} the processed-event and key tables
+	 * partitioned by day with their partitions, as
+	 * {@code idempotency.jdbc.partitioning=daily} makes them.
+	 */
+	static void initialize(DataSource dataSource, boolean partitioned) {
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 		DatabaseType database = DatabaseType.of(jdbc);
+		if (partitioned) {
+			SchemaScripts
+				.populator(SchemaScripts.CORE_DAILY_SCRIPT,
+						SchemaScripts.coreTables("idempotency_key", "processed_event"))
+				.execute(dataSource);
+		}
 		SchemaScripts
 			.populator(SchemaScripts.coreScript(database),
 					SchemaScripts.coreTables("idempotency_key", "processed_event"))
 			.execute(dataSource);
+		if (partitioned) {
+			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+			new DailyPartitions(jdbc, transactions, "processed_event", Duration.ofDays(7), 2).createAhead();
+			DailyPartitions.idempotencyKeys(jdbc, transactions, "idempotency_key", 2).createAhead();
+		}
 		// MariaDB's text holds 64 KiB, less than the longest event ids of the tests.
 		jdbc.execute(EFFECT_TABLE.replace("%TEXT%", (database == DatabaseType.MARIADB) ? "longtext" : "text"));
 	}

@@ -98,7 +98,7 @@ public final class IdempotencyJdbcAutoConfiguration {
 	 */
 	@Bean
 	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "daily")
-	@ConditionalOnMissingBean
+	@ConditionalOnMissingBean(name = "processedEventPartitions")
 	DailyPartitions processedEventPartitions(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
 		DataSource tables = idempotencyDataSource.getIfAvailable(dataSource::getObject);
@@ -108,12 +108,27 @@ public final class IdempotencyJdbcAutoConfiguration {
 				properties.getPartitionsAhead());
 	}
 
+	/**
+	 * The daily partitions of the key table, with partitioning=daily: a partition goes
+	 * once none of its keys protects anything.
+	 */
+	@Bean
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "daily")
+	@ConditionalOnMissingBean(name = "idempotencyKeyPartitions")
+	DailyPartitions idempotencyKeyPartitions(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyJdbcProperties properties) {
+		DataSource tables = idempotencyDataSource.getIfAvailable(dataSource::getObject);
+		return DailyPartitions.idempotencyKeys(new JdbcTemplate(tables),
+				new TransactionTemplate(new DataSourceTransactionManager(tables)),
+				properties.qualify(properties.getIdempotencyKeyTable()), properties.getPartitionsAhead());
+	}
+
 	@Bean
 	@DependsOn(DATABASE_CHECK_BEAN)
-	@ConditionalOnBean(DailyPartitions.class)
-	IdempotencyPartitions idempotencyPartitions(DailyPartitions partitions, IdempotencyDatabaseCheck databaseCheck,
-			Environment environment) {
-		return new IdempotencyPartitions(partitions, databaseCheck.getDatabaseType(),
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "daily")
+	IdempotencyPartitions idempotencyPartitions(ObjectProvider<DailyPartitions> partitions,
+			IdempotencyDatabaseCheck databaseCheck, Environment environment) {
+		return new IdempotencyPartitions(partitions.orderedStream().toList(), databaseCheck.getDatabaseType(),
 				environment.getProperty("idempotency.cleanup.enabled", Boolean.class, true));
 	}
 

@@ -64,11 +64,12 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	private Database database = Database.AUTO;
 
 	/**
-	 * How the processed-event table is laid out on PostgreSQL. "none" is one table whose
-	 * old marks cleanup deletes in batches; "daily" is a table partitioned by
-	 * processed_at, one partition per UTC day, created ahead and dropped once past the
-	 * retention, with no rows to delete or vacuum. The store tells a partitioned table by
-	 * itself and marks it with a lock taken before the look into every partition.
+	 * How the key and processed-event tables are laid out on PostgreSQL. "none" is one
+	 * table each, whose old rows cleanup deletes in batches; "daily" is tables
+	 * partitioned by time (keys by created_at, marks by processed_at), one partition per
+	 * UTC day, created ahead and dropped once none of their rows protects anything, with
+	 * no rows to delete or vacuum. The stores tell a partitioned table by themselves and
+	 * take a lock before they look into every partition.
 	 */
 	private Partitioning partitioning = Partitioning.NONE;
 
@@ -266,14 +267,14 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	}
 
 	/**
-	 * The layout of the processed-event table.
+	 * The layout of the key and processed-event tables.
 	 */
 	public enum Partitioning {
 
 		/** One table, cleaned by batched deletes. */
 		NONE,
 
-		/** Partitioned by processed_at, one partition per UTC day (PostgreSQL). */
+		/** Partitioned by time, one partition per UTC day (PostgreSQL). */
 		DAILY
 
 	}

@@ -1,5 +1,7 @@
 package dev.idempotency.autoconfigure.jdbc;
 
+import java.util.List;
+
 import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.DatabaseType;
@@ -18,19 +20,19 @@ import org.springframework.dao.DataAccessException;
  */
 final class IdempotencyPartitions implements InitializingBean {
 
-	private final DailyPartitions partitions;
+	private final List<DailyPartitions> partitions;
 
 	private final @Nullable DatabaseType database;
 
 	private final boolean maintain;
 
-	IdempotencyPartitions(DailyPartitions partitions, @Nullable DatabaseType database, boolean maintain) {
-		this.partitions = partitions;
+	IdempotencyPartitions(List<DailyPartitions> partitions, @Nullable DatabaseType database, boolean maintain) {
+		this.partitions = List.copyOf(partitions);
 		this.database = database;
 		this.maintain = maintain;
 	}
 
-	DailyPartitions getPartitions() {
+	List<DailyPartitions> getPartitions() {
 		return this.partitions;
 	}
 
@@ -43,9 +45,15 @@ final class IdempotencyPartitions implements InitializingBean {
 					"Remove idempotency.jdbc.partitioning (cleanup deletes old marks in batches there); see"
 							+ " docs/databases.md.");
 		}
+		for (DailyPartitions table : this.partitions) {
+			check(table);
+		}
+	}
+
+	private void check(DailyPartitions table) {
 		Boolean partitioned;
 		try {
-			partitioned = DailyPartitions.isPartitioned(this.partitions.getJdbc(), this.partitions.getTable());
+			partitioned = DailyPartitions.isPartitioned(table.getJdbc(), table.getTable());
 		}
 		catch (DataAccessException ex) {
 			// A database that cannot be reached at startup: the stores' first use tells.
@@ -57,15 +65,14 @@ final class IdempotencyPartitions implements InitializingBean {
 		}
 		if (!partitioned) {
 			throw new IdempotencyConfigurationException(
-					"idempotency.jdbc.partitioning=daily, but the processed-event" + " table "
-							+ this.partitions.getTable() + " is a plain table.",
+					"idempotency.jdbc.partitioning=daily, but the table " + table.getTable() + " is a plain table.",
 					"Convert it, its rows kept: with the library's Flyway migrations it is done at startup when the"
 							+ " application has Flyway; with Liquibase include " + SchemaScripts.CORE_DAILY_CHANGELOG
-							+ "; otherwise run db/idempotency/flyway/postgresql/core-daily/"
-							+ "V1_1_0_1__processed_event_partitioned.sql (docs/operations.md, \"Partitioned tables\").");
+							+ "; otherwise run the migrations in db/idempotency/flyway/postgresql/core-daily"
+							+ " (docs/operations.md, \"Partitioned tables\").");
 		}
 		if (this.maintain) {
-			this.partitions.createAhead();
+			table.createAhead();
 		}
 	}
 

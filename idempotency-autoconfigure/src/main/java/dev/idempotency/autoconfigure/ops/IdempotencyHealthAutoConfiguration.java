@@ -3,6 +3,7 @@ package dev.idempotency.autoconfigure.ops;
 import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.JdbcTableMonitor;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -50,8 +51,9 @@ public final class IdempotencyHealthAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(name = "idempotencyPartitionsHealthIndicator")
-		IdempotencyPartitionsHealthIndicator idempotencyPartitionsHealthIndicator(DailyPartitions partitions) {
-			return new IdempotencyPartitionsHealthIndicator(partitions);
+		IdempotencyPartitionsHealthIndicator idempotencyPartitionsHealthIndicator(
+				ObjectProvider<DailyPartitions> partitions) {
+			return new IdempotencyPartitionsHealthIndicator(partitions.orderedStream().toList());
 		}
 
 	}

@@ -50,8 +50,13 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 @EnableConfigurationProperties({ IdempotencyOperationsProperties.class, IdempotencyJdbcProperties.class })
 public final class IdempotencyOperationsAutoConfiguration {
 
+	/**
+	 * Expired keys are deleted in batches, unless the table is partitioned by day: its
+	 * partitions are dropped instead.
+	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyKeysRetentionTarget")
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "none", matchIfMissing = true)
 	RetentionTarget idempotencyKeysRetentionTarget(IdempotencyJdbcProperties properties,
 			ObjectProvider<DatabaseType> database) {
 		return RetentionTarget.idempotencyKeys(properties.qualify(properties.getIdempotencyKeyTable()),
@@ -83,7 +88,12 @@ public final class IdempotencyOperationsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyKeysTableProbe")
 	TableProbe idempotencyKeysTableProbe(IdempotencyJdbcProperties properties) {
-		return TableProbe.idempotencyKeys(properties.qualify(properties.getIdempotencyKeyTable()));
+		String table = properties.qualify(properties.getIdempotencyKeyTable());
+		// A daily partition goes once its last key is expired: a key waits up to a day
+		// past its expiry beside the keys of the same day.
+		return (properties.getPartitioning() == IdempotencyJdbcProperties.Partitioning.DAILY)
+				? new TableProbe("idempotency-keys", table, "expires_at", Duration.ofDays(1))
+				: TableProbe.idempotencyKeys(table);
 	}
 
 	@Bean

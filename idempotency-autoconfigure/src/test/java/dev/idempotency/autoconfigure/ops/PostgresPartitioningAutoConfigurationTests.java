@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.util.List;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyConfigurationException;
+import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.RetentionTarget;
@@ -57,26 +60,31 @@ class PostgresPartitioningAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(DailyPartitions.isPartitioned(this.admin, "processed_event")).isTrue();
-				DailyPartitions partitions = context.getBean(DailyPartitions.class);
-				// Yesterday, today and two days ahead.
-				assertThat(partitions.partitions()).hasSize(4);
+				assertThat(DailyPartitions.isPartitioned(this.admin, "idempotency_key")).isTrue();
+				List<DailyPartitions> partitions = List.copyOf(context.getBeansOfType(DailyPartitions.class).values());
+				// Yesterday, today and two days ahead, in each table.
+				assertThat(partitions).hasSize(2).allSatisfy((table) -> assertThat(table.partitions()).hasSize(4));
 				ProcessedEventStore store = context.getBean(ProcessedEventStore.class);
 				assertThat(store.markAllProcessed("g", List.of("a", "b"))).hasSize(2);
 				assertThat(store.markProcessed("g", "a")).isFalse();
-				// No batched delete of marks: their partitions are dropped.
-				assertThat(context.getBeansOfType(RetentionTarget.class).values())
-					.noneMatch((target) -> target.name().equals("processed-events"));
-				assertThat(context.getBean(IdempotencyCleanup.class).getPartitions()).containsExactly(partitions);
+				IdempotencyKeyStore keys = context.getBean(IdempotencyKeyStore.class);
+				KeyClaim claim = new KeyClaim("", "k", "h", Duration.ofSeconds(30), Duration.ofHours(1));
+				assertThat(keys.claim(claim)).isInstanceOf(ClaimResult.Claimed.class);
+				assertThat(keys.claim(claim)).isInstanceOf(ClaimResult.Existing.class);
+				// No batched delete of keys or marks: their partitions are dropped.
+				assertThat(context.getBeansOfType(RetentionTarget.class)).isEmpty();
+				assertThat(context.getBean(IdempotencyCleanup.class).getPartitions())
+					.containsExactlyInAnyOrderElementsOf(partitions);
 				Health health = context.getBean(IdempotencyPartitionsHealthIndicator.class).health(true);
 				assertThat(health.getStatus()).isEqualTo(Status.UP);
-				assertThat(health.getDetails()).containsEntry("partitions", 4);
+				assertThat(health.getDetails()).containsKeys("processed_event", "idempotency_key");
 			});
 	}
 
 	@Test
 	void healthTurnsDownWhenLessThanADayIsCoveredAheadAndTheNextRunRepairsIt() {
 		this.contextRunner.withPropertyValues("idempotency.jdbc.partitioning=daily").run((context) -> {
-			DailyPartitions partitions = context.getBean(DailyPartitions.class);
+			DailyPartitions partitions = context.getBean("processedEventPartitions", DailyPartitions.class);
 			// The maintenance of every instance failed for days: only today is left.
 			for (DailyPartitions.Partition partition : partitions.partitions()) {
 				if (partition.to().isAfter(partitions.now().plus(Duration.ofDays(1)))) {
@@ -87,7 +95,9 @@ class PostgresPartitioningAutoConfigurationTests {
 				.getBean(IdempotencyPartitionsHealthIndicator.class);
 			Health down = indicator.health(true);
 			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-			assertThat(down.getDetails().get("problem").toString()).contains("less than a day ahead");
+			assertThat(down.getDetails().get("problem").toString()).contains("processed_event end at")
+				.contains("less than a day ahead")
+				.doesNotContain("idempotency_key end");
 			context.getBean(IdempotencyCleanup.class).runOnce();
 			assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
 		});

@@ -73,6 +73,12 @@ public final class DailyPartitions {
 	private final int daysAhead;
 
 	/**
+	 * The condition of a row that still protects something, or null when time alone
+	 * tells.
+	 */
+	private final @Nullable String live;
+
+	/**
 	 * Create the maintenance of a partitioned table.
 	 * @param jdbc the operations, outside any transaction: a concurrent detach cannot run
 	 * in one
@@ -83,18 +89,48 @@ public final class DailyPartitions {
 	 */
 	public DailyPartitions(JdbcOperations jdbc, TransactionOperations transactions, String table, Duration retention,
 			int daysAhead) {
+		this(jdbc, transactions, table, positive(retention), daysAhead, null);
+	}
+
+	private static Duration positive(Duration retention) {
+		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
+		return retention;
+	}
+
+	/**
+	 * Create the maintenance of an idempotency key table partitioned by
+	 * {@code created_at}, whose rows protect their key until {@code expires_at}, and a
+	 * claim also while its lease is live: a partition goes once its last day is over and
+	 * none of its rows protects anything any more, the condition under which cleanup
+	 * deletes a key. It is checked before the partition is detached and again after; a
+	 * partition in which a late completion revived a key meanwhile is attached again.
+	 * @param jdbc the operations, outside any transaction
+	 * @param transactions runs the creation of partitions in a transaction of its own
+	 * @param table the partitioned key table, optionally schema-qualified
+	 * @param daysAhead how many days past the current one have their partition ready
+	 * @return the maintenance
+	 */
+	public static DailyPartitions idempotencyKeys(JdbcOperations jdbc, TransactionOperations transactions, String table,
+			int daysAhead) {
+		return new DailyPartitions(jdbc, transactions, table, Duration.ZERO, daysAhead,
+				"NOT (" + PostgresKeyStatements.EXPIRED + ")");
+	}
+
+	private DailyPartitions(JdbcOperations jdbc, TransactionOperations transactions, String table, Duration retention,
+			int daysAhead, @Nullable String live) {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		Assert.notNull(transactions, "transactions must not be null");
 		Assert.isTrue(TableNames.unqualified(table).length() <= MAX_TABLE_NAME,
 				() -> "A partitioned table name is at most " + MAX_TABLE_NAME + " characters, to name its partitions: "
 						+ table);
-		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
+		Assert.isTrue(retention != null && !retention.isNegative(), "retention must not be negative");
 		Assert.isTrue(daysAhead >= 1, "daysAhead must be at least 1, so that tomorrow's partition exists today");
 		this.jdbc = jdbc;
 		this.transactions = transactions;
 		this.table = table;
 		this.retention = retention;
 		this.daysAhead = daysAhead;
+		this.live = live;
 	}
 
 	/**
@@ -221,14 +257,15 @@ public final class DailyPartitions {
 	}
 
 	/**
-	 * Remove the partitions whose every row is past the retention.
+	 * Remove the partitions whose every row is past the retention (for a key table: whose
+	 * last day is over and none of whose keys protects anything).
 	 * @return the partitions removed
 	 */
 	public List<String> dropExpired() {
 		Instant cutoff = now().minus(this.retention);
 		List<String> dropped = new ArrayList<>();
 		for (Partition partition : partitions()) {
-			if (partition.detachPending() || partition.to().isAfter(cutoff)) {
+			if (partition.detachPending() || partition.to().isAfter(cutoff) || holdsLiveRows(partition.name())) {
 				continue;
 			}
 			try {
@@ -240,14 +277,30 @@ public final class DailyPartitions {
 				logger.debug("Did not detach " + partition.name() + " of " + this.table, ex);
 				continue;
 			}
+			if (holdsLiveRows(partition.name())) {
+				// Revived between the check and the detach (a late completion): back.
+				this.jdbc.execute("ALTER TABLE " + this.table + " ATTACH PARTITION " + partition.name()
+						+ " FOR VALUES FROM (" + bound(partition.from()) + ") TO (" + bound(partition.to()) + ")");
+				logger.info("Attached " + partition.name() + " of " + this.table + " again: a row in it is live");
+				continue;
+			}
 			this.jdbc.execute("DROP TABLE IF EXISTS " + partition.name());
 			dropped.add(partition.name());
 		}
 		if (!dropped.isEmpty()) {
-			logger.info("Dropped partitions " + dropped + " of " + this.table + ", past the retention of "
-					+ this.retention);
+			logger
+				.info("Dropped partitions " + dropped + " of " + this.table + ", whose rows are past their retention");
 		}
 		return dropped;
+	}
+
+	private boolean holdsLiveRows(String partition) {
+		return this.live != null && Boolean.TRUE.equals(this.jdbc
+			.queryForObject("SELECT EXISTS (SELECT 1 FROM " + partition + " WHERE " + this.live + ")", Boolean.class));
+	}
+
+	private static String bound(@Nullable Instant instant) {
+		return (instant == null) ? "MINVALUE" : Instant.MAX.equals(instant) ? "MAXVALUE" : "'" + instant + "'";
 	}
 
 	private List<String> finalizeDetaches() {

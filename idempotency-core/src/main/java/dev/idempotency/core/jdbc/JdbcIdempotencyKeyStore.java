@@ -51,7 +51,11 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 
 	private final JdbcOperations jdbc;
 
-	private final SingletonSupplier<KeyStatements> sql;
+	private final String tableName;
+
+	private final SingletonSupplier<DatabaseType> database;
+
+	private volatile @Nullable KeyStatements statements;
 
 	/**
 	 * Create a store on the default table, in the database the driver reports on first
@@ -82,14 +86,29 @@ public class JdbcIdempotencyKeyStore implements IdempotencyKeyStore {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		TableNames.check(tableName);
 		this.jdbc = jdbc;
+		this.tableName = tableName;
 		// On first use rather than here, so that creating the store needs no
 		// connection; once, whatever the number of threads.
-		this.sql = SingletonSupplier
-			.of(() -> KeyStatements.of((database != null) ? database : DatabaseType.of(jdbc), tableName));
+		this.database = SingletonSupplier.of(() -> (database != null) ? database : DatabaseType.of(jdbc));
 	}
 
+	/**
+	 * The statements of the table, chosen on first use by its database and whether it is
+	 * partitioned; until the table exists, chosen again at each use.
+	 */
 	private KeyStatements sql() {
-		return this.sql.obtain();
+		KeyStatements sql = this.statements;
+		if (sql != null) {
+			return sql;
+		}
+		DatabaseType database = this.database.obtain();
+		Boolean partitioned = (database == DatabaseType.POSTGRESQL)
+				? DailyPartitions.isPartitioned(this.jdbc, this.tableName) : Boolean.FALSE;
+		sql = KeyStatements.of(database, this.tableName, Boolean.TRUE.equals(partitioned));
+		if (partitioned != null) {
+			this.statements = sql;
+		}
+		return sql;
 	}
 
 	/**

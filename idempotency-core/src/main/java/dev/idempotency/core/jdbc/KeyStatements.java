@@ -50,9 +50,9 @@ abstract sealed class KeyStatements permits PostgresKeyStatements, MariaDbKeySta
 		this.release = release;
 	}
 
-	static KeyStatements of(DatabaseType database, String table) {
+	static KeyStatements of(DatabaseType database, String table, boolean partitioned) {
 		return switch (database) {
-			case POSTGRESQL -> new PostgresKeyStatements(table);
+			case POSTGRESQL -> new PostgresKeyStatements(table, partitioned);
 			case MARIADB -> new MariaDbKeyStatements(table);
 		};
 	}

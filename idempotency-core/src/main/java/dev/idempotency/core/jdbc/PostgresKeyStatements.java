@@ -5,11 +5,15 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.transaction.InvalidIsolationLevelException;
 import org.springframework.util.Assert;
 
 /**
@@ -43,8 +47,8 @@ final class PostgresKeyStatements extends KeyStatements {
 			                         created_at, expires_at)
 			    SELECT ?, ?, ?, 'IN_PROGRESS', ?, now() + ? * interval '1 millisecond',
 			           now(), now() + ? * interval '1 millisecond'
-			    FROM settings
-			    ON CONFLICT (scope, idempotency_key) DO NOTHING
+			    FROM settings%GUARD%
+			    ON CONFLICT %CONFLICT%DO NOTHING
 			    RETURNING 1)
 			SELECT (SELECT count(*) FROM inserted) AS inserted%RESTORE%,
 			       e.scope, e.idempotency_key, e.request_hash, e.status, e.http_status, e.response_headers,
@@ -54,6 +58,31 @@ final class PostgresKeyStatements extends KeyStatements {
 			LEFT JOIN %TABLE% e ON e.scope = ? AND e.idempotency_key = ?
 			""";
 
+	private static final String PLAIN_CONFLICT = "(scope, idempotency_key) ";
+
+	// On a partitioned table the lock of the key, then the claim in a statement of its
+	// own: 64-bit keys, apart from the processed events' by their seed.
+	private static final String LOCK = """
+			SELECT current_setting('transaction_isolation') AS isolation,
+			       pg_advisory_xact_lock(hashtextextended(? || chr(31) || ?, 1))
+			""";
+
+	// The bound on the wait for the lock, set for this statement alone and put back in
+	// it,
+	// after the lock (the target list is evaluated in order).
+	private static final String LOCK_WAITING_AT_MOST = """
+			WITH settings AS (
+			    SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', ?, true) AS applied)
+			SELECT current_setting('transaction_isolation') AS isolation,
+			       pg_advisory_xact_lock(hashtextextended(? || chr(31) || ?, 1)),
+			       set_config('lock_timeout', previous, true)
+			FROM settings
+			""";
+
+	private static final String REPEATABLE_READ = "repeatable read";
+
+	private final boolean partitioned;
+
 	private final String claim;
 
 	private final String claimWaitingAtMost;
@@ -61,6 +90,17 @@ final class PostgresKeyStatements extends KeyStatements {
 	private final String claimWaitingAtMostThenSavepoint;
 
 	PostgresKeyStatements(String table) {
+		this(table, false);
+	}
+
+	/**
+	 * The statements of a table, partitioned or not. A partitioned table's primary key
+	 * holds {@code created_at}, so that no unique index tells a claimed key: a claim then
+	 * takes a transaction-level advisory lock on the key first and, in its next statement
+	 * (same round trip), inserts only when no partition holds the key, and reads the row
+	 * that is there as it is after the wait.
+	 */
+	PostgresKeyStatements(String table, boolean partitioned) {
 		super(TableNames.render("""
 				SELECT %COLUMNS%, now() AS read_at, (%EXPIRED%) AS expired
 				FROM %TABLE%
@@ -84,19 +124,41 @@ final class PostgresKeyStatements extends KeyStatements {
 				DELETE FROM %TABLE%
 				WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
 				""", table));
-		// One round trip: the insert, and the row that was there when the statement
-		// began. A row committed while the insert waited on it is not in the
-		// statement's snapshot: the caller reads it again then.
-		this.claim = TableNames.render(
-				CLAIM.replace("%SETTINGS%", "SELECT").replace("%RESTORE%", "").replace("%EXPIRED%", EXPIRED), table);
-		// The same with a bound on the wait for a concurrent uncommitted claim, set
-		// for the insert alone and put back within the same statement, so that the
-		// business statements after it wait as they would without the library.
-		this.claimWaitingAtMost = TableNames.render(CLAIM.replace("%SETTINGS%", """
-				SELECT current_setting('lock_timeout') AS previous,
-				       set_config('lock_timeout', ?, true) AS applied""")
-			.replace("%RESTORE%", ",\n       set_config('lock_timeout', (SELECT previous FROM settings), true)")
-			.replace("%EXPIRED%", EXPIRED), table);
+		this.partitioned = partitioned;
+		if (partitioned) {
+			// The lock, then the claim, whose snapshot comes after the wait; the guard on
+			// the isolation level makes a refused claim insert nothing.
+			String claim = TableNames.render(CLAIM.replace("%SETTINGS%", "SELECT")
+				.replace("%RESTORE%", "")
+				.replace("%GUARD%", """
+
+						WHERE current_setting('transaction_isolation') <> 'repeatable read'
+						  AND NOT EXISTS (SELECT 1 FROM %TABLE% WHERE scope = ? AND idempotency_key = ?)""")
+				.replace("%CONFLICT%", "")
+				.replace("%EXPIRED%", EXPIRED), table);
+			this.claim = LOCK + ";\n" + claim;
+			this.claimWaitingAtMost = LOCK_WAITING_AT_MOST + ";\n" + claim;
+		}
+		else {
+			// One round trip: the insert, and the row that was there when the statement
+			// began. A row committed while the insert waited on it is not in the
+			// statement's snapshot: the caller reads it again then.
+			this.claim = TableNames.render(CLAIM.replace("%SETTINGS%", "SELECT")
+				.replace("%RESTORE%", "")
+				.replace("%GUARD%", "")
+				.replace("%CONFLICT%", PLAIN_CONFLICT)
+				.replace("%EXPIRED%", EXPIRED), table);
+			// The same with a bound on the wait for a concurrent uncommitted claim, set
+			// for the insert alone and put back within the same statement, so that the
+			// business statements after it wait as they would without the library.
+			this.claimWaitingAtMost = TableNames.render(CLAIM.replace("%SETTINGS%", """
+					SELECT current_setting('lock_timeout') AS previous,
+					       set_config('lock_timeout', ?, true) AS applied""")
+				.replace("%RESTORE%", ",\n       set_config('lock_timeout', (SELECT previous FROM settings), true)")
+				.replace("%GUARD%", "")
+				.replace("%CONFLICT%", PLAIN_CONFLICT)
+				.replace("%EXPIRED%", EXPIRED), table);
+		}
 		// The same followed by the savepoint that the handler's work is undone to,
 		// in the same round trip: the driver sends both statements before it waits
 		// for an answer. When the claim fails, the savepoint fails with it in the
@@ -107,6 +169,12 @@ final class PostgresKeyStatements extends KeyStatements {
 
 	@Override
 	Claimed claim(JdbcOperations jdbc, Object[] insert, @Nullable Long waitMillis, boolean savepoint) {
+		Assert.isTrue(waitMillis != null || !savepoint, "A claim with its savepoint is a bounded claim");
+		return this.partitioned ? claimLocked(jdbc, insert, waitMillis, savepoint)
+				: claimPlain(jdbc, insert, waitMillis, savepoint);
+	}
+
+	private Claimed claimPlain(JdbcOperations jdbc, Object[] insert, @Nullable Long waitMillis, boolean savepoint) {
 		// The insert's six parameters, then the scope and key of the read.
 		Object[] arguments = new Object[insert.length + 2 + ((waitMillis != null) ? 1 : 0)];
 		int offset = 0;
@@ -117,13 +185,54 @@ final class PostgresKeyStatements extends KeyStatements {
 		arguments[arguments.length - 2] = insert[0];
 		arguments[arguments.length - 1] = insert[1];
 		if (waitMillis == null) {
-			Assert.isTrue(!savepoint, "A claim with its savepoint is a bounded claim");
 			Claimed claimed = jdbc.queryForObject(this.claim, this::mapClaim, arguments);
 			Assert.state(claimed != null, "No claim result");
 			return claimed;
 		}
 		return savepoint ? queryFirst(jdbc, this.claimWaitingAtMostThenSavepoint, arguments)
 				: jdbc.queryForObject(this.claimWaitingAtMost, this::mapClaim, arguments);
+	}
+
+	/**
+	 * The claim on a partitioned table: the lock's bound, scope and key, then the
+	 * insert's six parameters, the guard's scope and key and the read's.
+	 */
+	private Claimed claimLocked(JdbcOperations jdbc, Object[] insert, @Nullable Long waitMillis, boolean savepoint) {
+		List<Object> arguments = new ArrayList<>(insert.length + 7);
+		if (waitMillis != null) {
+			arguments.add(Long.toString(waitMillis));
+		}
+		arguments.add(insert[0]);
+		arguments.add(insert[1]);
+		arguments.addAll(Arrays.asList(insert));
+		arguments.add(insert[0]);
+		arguments.add(insert[1]);
+		arguments.add(insert[0]);
+		arguments.add(insert[1]);
+		String sql = (waitMillis == null) ? this.claim
+				: savepoint ? this.claimWaitingAtMostThenSavepoint : this.claimWaitingAtMost;
+		Claimed claimed = jdbc.execute(sql, (PreparedStatement statement) -> {
+			new ArgumentPreparedStatementSetter(arguments.toArray()).setValues(statement);
+			Assert.state(statement.execute(), "The lock returned no rows");
+			try (ResultSet rs = statement.getResultSet()) {
+				Assert.state(rs.next(), "The lock returned no rows");
+				if (REPEATABLE_READ.equals(rs.getString(1))) {
+					throw new InvalidIsolationLevelException("An idempotency key table partitioned by time is claimed"
+							+ " at READ COMMITTED or SERIALIZABLE; this transaction is REPEATABLE READ, whose"
+							+ " snapshot would miss a claim committed in another partition while this one waited"
+							+ " for it. Claim keys in a READ COMMITTED or SERIALIZABLE transaction.");
+				}
+			}
+			Assert.state(statement.getMoreResults(), "The claim returned no rows");
+			try (ResultSet rs = statement.getResultSet()) {
+				Assert.state(rs.next(), "No claim result");
+				// Read after the lock: the row as it is now.
+				Claimed found = mapClaim(rs, 0);
+				return found.inserted() ? found : new Claimed(false, found.found(), true);
+			}
+		});
+		Assert.state(claimed != null, "No claim result");
+		return claimed;
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package dev.idempotency.core.jdbc;
 
 import java.sql.Connection;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -8,6 +9,8 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.core.ClaimResult;
+import dev.idempotency.core.KeyClaim;
 import dev.idempotency.core.jdbc.DailyPartitions.Partition;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestSchema;
@@ -91,6 +94,38 @@ class PostgresDailyPartitionsTests {
 	}
 
 	@Test
+	void aKeyPartitionGoesOnlyOnceNoneOfItsKeysProtectsAnything() {
+		try (TestSchema schema = TestDatabase.get().createSchema("keys_drop")) {
+			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+			SchemaScripts.populator(SchemaScripts.CORE_DAILY_SCRIPT, TABLES).execute(schema.dataSource());
+			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, TABLES).execute(schema.dataSource());
+			DailyPartitions keys = DailyPartitions.idempotencyKeys(jdbc, transactions(schema), "idempotency_key", 2);
+			LocalDate today = LocalDate.ofInstant(keys.now(), ZoneOffset.UTC);
+			Instant threeDaysAgo = today.minusDays(3).atStartOfDay(ZoneOffset.UTC).toInstant();
+			jdbc.execute("CREATE TABLE idempotency_key_old PARTITION OF idempotency_key FOR VALUES FROM ('"
+					+ threeDaysAgo + "') TO ('" + threeDaysAgo.plus(Duration.ofDays(1)) + "')");
+			keys.createAhead();
+			String insert = """
+					INSERT INTO idempotency_key (scope, idempotency_key, request_hash, status, owner, locked_until,
+					                             created_at, expires_at)
+					VALUES ('', ?, 'h', ?, 'o', now() + ? * interval '1 second', ?, now() - interval '1 hour')""";
+			Timestamp created = Timestamp.from(threeDaysAgo.plus(Duration.ofHours(12)));
+			jdbc.update(insert, "done", "DONE", -3600, created);
+			// Past its retention, but its lease is live: its request may still run.
+			jdbc.update(insert, "running", "IN_PROGRESS", 60, created);
+			// The partition of the days in between holds nothing and its days are over.
+			String gap = schema.getName() + ".idempotency_key_p" + today.minusDays(2).toString().replace("-", "");
+			assertThat(keys.dropExpired()).containsExactly(gap);
+			jdbc.update("UPDATE idempotency_key SET locked_until = now() - interval '1 second'"
+					+ " WHERE idempotency_key = 'running'");
+			assertThat(keys.dropExpired()).containsExactly(schema.getName() + ".idempotency_key_old");
+			// The partitions of today and after hold no key yet, but their days are not
+			// over.
+			assertThat(keys.partitions()).extracting(Partition::from).containsExactly(days(today, 0, 1, 2));
+		}
+	}
+
+	@Test
 	void anInterruptedConcurrentDetachIsFinishedAndThePartitionDropped() {
 		try (TestSchema schema = TestDatabase.get().createSchema("finalize")) {
 			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
@@ -119,6 +154,9 @@ class PostgresDailyPartitionsTests {
 				.migrate();
 			JdbcProcessedEventStore plain = new JdbcProcessedEventStore(jdbc);
 			assertThat(plain.markAllProcessed("g", List.of("a", "b", "c"))).hasSize(3);
+			assertThat(new JdbcIdempotencyKeyStore(jdbc)
+				.claim(new KeyClaim("", "k1", "h", Duration.ofSeconds(5), Duration.ofHours(1))))
+				.isInstanceOf(ClaimResult.Claimed.class);
 			assertThat(DailyPartitions.isPartitioned(jdbc, "processed_event")).isFalse();
 			Flyway.configure()
 				.dataSource(schema.dataSource())
@@ -126,6 +164,9 @@ class PostgresDailyPartitionsTests {
 				.locations(SchemaScripts.CORE_FLYWAY_LOCATION.replace("{vendor}", "postgresql"),
 						SchemaScripts.CORE_DAILY_FLYWAY_LOCATION.replace("{vendor}", "postgresql"))
 				.placeholders(SchemaScripts.migrationPlaceholders(TABLES))
+				// As the library applies them: a conversion is a sub-version of the
+				// migration that created its table, older than the migrations after it.
+				.outOfOrder(true)
 				.load()
 				.migrate();
 			assertThat(DailyPartitions.isPartitioned(jdbc, "processed_event")).isTrue();
@@ -140,6 +181,12 @@ class PostgresDailyPartitionsTests {
 			assertThat(partitioned.markAllProcessed("g", List.of("a", "b", "c", "d"))).containsExactly("d");
 			assertThat(partitioned.markProcessed("g", "a")).isFalse();
 			assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_event", Integer.class)).isEqualTo(4);
+			assertThat(DailyPartitions.isPartitioned(jdbc, "idempotency_key")).isTrue();
+			JdbcIdempotencyKeyStore keys = new JdbcIdempotencyKeyStore(jdbc);
+			assertThat(keys.claim(new KeyClaim("", "k1", "h", Duration.ofSeconds(5), Duration.ofHours(1))))
+				.isInstanceOf(ClaimResult.Existing.class);
+			assertThat(keys.claim(new KeyClaim("", "k2", "h", Duration.ofSeconds(5), Duration.ofHours(1))))
+				.isInstanceOf(ClaimResult.Claimed.class);
 			assertThat(describe(schema)).isEqualTo(describeScriptedWithLegacy());
 		}
 	}

@@ -25,6 +25,7 @@ import dev.idempotency.test.PostgresTest;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -46,7 +47,11 @@ class PostgresIdempotencyKeyStoreTests extends IdempotencyKeyStoreContractTests 
 	private static RetentionCleaner cleaner;
 
 	@BeforeAll
-	static void createSchema(DataSource dataSource) {
+	static void createSchema(DataSource dataSource, TestInfo test) {
+		if (test.getTestClass().orElseThrow() == PostgresPartitionedIdempotencyKeyStoreTests.class) {
+			PostgresPartitionedProcessedEventStoreTests.PartitionedTables.create(dataSource, "idempotency_key",
+					"processed_event");
+		}
 		SchemaScripts
 			.populator(SchemaScripts.CORE_SCRIPT, SchemaScripts.coreTables("idempotency_key", "processed_event"))
 			.execute(dataSource);

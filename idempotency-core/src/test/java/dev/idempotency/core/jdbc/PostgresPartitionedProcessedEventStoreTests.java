@@ -88,13 +88,17 @@ class PostgresPartitionedProcessedEventStoreTests extends ProcessedEventStoreCon
 		}
 
 		static void create(DataSource dataSource, String eventTable) {
-			var tables = SchemaScripts.coreTables(eventTable + "_keys", eventTable);
+			create(dataSource, eventTable + "_keys", eventTable);
+		}
+
+		static void create(DataSource dataSource, String keyTable, String eventTable) {
+			var tables = SchemaScripts.coreTables(keyTable, eventTable);
 			SchemaScripts.populator(SchemaScripts.CORE_DAILY_SCRIPT, tables).execute(dataSource);
 			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, tables).execute(dataSource);
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-			new DailyPartitions(jdbc, new TransactionTemplate(new DataSourceTransactionManager(dataSource)), eventTable,
-					Duration.ofDays(7), 2)
-				.createAhead();
+			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+			new DailyPartitions(jdbc, transactions, eventTable, Duration.ofDays(7), 2).createAhead();
+			DailyPartitions.idempotencyKeys(jdbc, transactions, keyTable, 2).createAhead();
 		}
 
 	}
