@@ -2,6 +2,7 @@ package dev.idempotency.autoconfigure.ops;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
 import dev.idempotency.core.IdempotencyKeyStore;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.JdbcTableMonitor;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -47,6 +48,13 @@ public final class IdempotencyEndpointAutoConfiguration {
 	@ConditionalOnMissingBean(name = "idempotencyKeysEndpointSection")
 	IdempotencyEndpointSection idempotencyKeysEndpointSection(IdempotencyKeyStore store) {
 		return new KeysEndpointSection(store);
+	}
+
+	@Bean
+	@ConditionalOnBean(DailyPartitions.class)
+	@ConditionalOnMissingBean(name = "idempotencyPartitionsEndpointSection")
+	IdempotencyEndpointSection idempotencyPartitionsEndpointSection(ObjectProvider<DailyPartitions> partitions) {
+		return new PartitionsEndpointSection(partitions.orderedStream().toList());
 	}
 
 }

@@ -157,6 +157,15 @@ public final class IdempotencyOperationsAutoConfiguration {
 			return new IdempotencyTableMetrics(monitor);
 		}
 
+		@Bean
+		@ConditionalOnBean(DailyPartitions.class)
+		@ConditionalOnMissingBean
+		IdempotencyPartitionMetrics idempotencyPartitionMetrics(ObjectProvider<DailyPartitions> partitions,
+				ObjectProvider<IdempotencyCleanup> maintenance, IdempotencyOperationsProperties properties) {
+			return new IdempotencyPartitionMetrics(partitions.orderedStream().toList(), maintenance.getIfAvailable(),
+					properties.getMonitor().getRefreshInterval());
+		}
+
 	}
 
 }

@@ -17,11 +17,19 @@ import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.assertj.core.api.InstanceOfAssertFactories;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,8 +44,19 @@ class PostgresPartitioningAutoConfigurationTests {
 
 	private final ApplicationContextRunner contextRunner;
 
+	private final WebApplicationContextRunner webContextRunner;
+
 	PostgresPartitioningAutoConfigurationTests(TestSchema schema) {
 		this.admin = new JdbcTemplate(schema.dataSource());
+		this.webContextRunner = new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					IdempotencyJdbcAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class,
+					IdempotencyOperationsAutoConfiguration.class, IdempotencyEndpointAutoConfiguration.class,
+					EndpointAutoConfiguration.class, WebEndpointAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + schema.getJdbcUrl(),
+					"spring.datasource.username=" + schema.getUsername(),
+					"spring.datasource.password=" + schema.getPassword(), "idempotency.cleanup.initial-delay=1h",
+					"idempotency.monitor.refresh-interval=0s");
 		this.contextRunner = new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 					IdempotencyJdbcAutoConfiguration.class, IdempotencyMetricsAutoConfiguration.class,
@@ -101,6 +120,34 @@ class PostgresPartitioningAutoConfigurationTests {
 			context.getBean(IdempotencyCleanup.class).runOnce();
 			assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
 		});
+	}
+
+	@Test
+	void gaugesAndTheEndpointShowThePartitionsOfEachTable() {
+		this.webContextRunner.withBean(SimpleMeterRegistry.class)
+			.withPropertyValues("idempotency.jdbc.partitioning=daily", "idempotency.jdbc.partitions-ahead=2",
+					"management.endpoints.web.exposure.include=idempotency")
+			.run((context) -> {
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				context.getBean(IdempotencyPartitionMetrics.class).bindTo(registry);
+				for (String table : List.of("processed_event", "idempotency_key")) {
+					assertThat(registry.get(IdempotencyPartitionMetrics.PARTITIONS).tag("table", table).gauge().value())
+						.isEqualTo(4);
+					// The end of the day after tomorrow is more than two days away.
+					assertThat(registry.get(IdempotencyPartitionMetrics.AHEAD).tag("table", table).gauge().value())
+						.isGreaterThan(Duration.ofDays(2).toSeconds());
+				}
+				assertThat(registry.get(IdempotencyPartitionMetrics.FAILED_RUNS).gauge().value()).isZero();
+				Object read = context.getBean(IdempotencyEndpoint.class)
+					.read("partitions", null, null, null, null, SecurityContext.NONE);
+				assertThat(read).asInstanceOf(InstanceOfAssertFactories.MAP)
+					.extractingByKey("tables")
+					.asInstanceOf(InstanceOfAssertFactories.MAP)
+					.containsOnlyKeys("processed_event", "idempotency_key")
+					.extractingByKey("processed_event")
+					.asInstanceOf(InstanceOfAssertFactories.LIST)
+					.hasSize(4);
+			});
 	}
 
 	@Test
