@@ -44,6 +44,9 @@ public final class DailyPartitions {
 
 	private static final Log logger = LogFactory.getLog(DailyPartitions.class);
 
+	/** The longest wait of a creation for the partitioned table's lock. */
+	private static final String LOCK_TIMEOUT = "10s";
+
 	private static final DateTimeFormatter SUFFIX = DateTimeFormatter.ofPattern("'_p'yyyyMMdd");
 
 	/** The longest name PostgreSQL keeps, less the partition suffix. */
@@ -210,7 +213,9 @@ public final class DailyPartitions {
 	 */
 	public List<String> createAhead() {
 		List<String> created = this.transactions.execute((status) -> {
-			// One instance at a time, so that two never create overlapping partitions.
+			// One instance at a time, so that two never create overlapping partitions; a
+			// bounded wait for the table's lock, retried at the next run.
+			this.jdbc.queryForList("SELECT set_config('lock_timeout', ?, true)", LOCK_TIMEOUT);
 			this.jdbc.queryForList("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", this.lockName());
 			Instant now = now();
 			LocalDate today = LocalDate.ofInstant(now, ZoneOffset.UTC);
@@ -243,10 +248,18 @@ public final class DailyPartitions {
 		return (created != null) ? created : List.of();
 	}
 
+	/**
+	 * Create a partition as a table of its own, then attach it: {@code CREATE TABLE ...
+	 * PARTITION OF} would lock the partitioned table against every read and write, and
+	 * queue them behind any long transaction that uses it, where {@code ATTACH PARTITION}
+	 * takes a lock that reads and writes do not wait for.
+	 */
 	private String create(Instant from, Instant to) {
 		String name = qualifier() + TableNames.unqualified(this.table)
 				+ SUFFIX.format(LocalDate.ofInstant(from, ZoneOffset.UTC));
-		this.jdbc.execute("CREATE TABLE " + name + " PARTITION OF " + this.table + " FOR VALUES FROM ('" + from
+		this.jdbc
+			.execute("CREATE TABLE " + name + " (LIKE " + this.table + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)");
+		this.jdbc.execute("ALTER TABLE " + this.table + " ATTACH PARTITION " + name + " FOR VALUES FROM ('" + from
 				+ "') TO ('" + to + "')");
 		return name;
 	}

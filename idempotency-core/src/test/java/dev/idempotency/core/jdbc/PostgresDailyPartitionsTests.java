@@ -8,6 +8,13 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
 
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.KeyClaim;
@@ -51,6 +58,46 @@ class PostgresDailyPartitionsTests {
 	}
 
 	@Test
+	void partitionsAreCreatedWhileALongTransactionWritesTheTable() throws Exception {
+		try (TestSchema schema = TestDatabase.get().createSchema("ahead_busy")) {
+			scripted(schema, 1).createAhead();
+			// One DataSource, so that the writer's statements are in its transaction.
+			DataSource dataSource = schema.dataSource();
+			JdbcProcessedEventStore store = new JdbcProcessedEventStore(new JdbcTemplate(dataSource));
+			TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+			CountDownLatch marked = new CountDownLatch(1);
+			CountDownLatch end = new CountDownLatch(1);
+			ExecutorService executor = Executors.newSingleThreadExecutor();
+			try {
+				Future<?> writer = executor.submit(() -> transactions.executeWithoutResult((status) -> {
+					store.markProcessed("g", "open");
+					marked.countDown();
+					try {
+						end.await(60, TimeUnit.SECONDS);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				}));
+				assertThat(marked.await(30, TimeUnit.SECONDS)).isTrue();
+				// CREATE TABLE ... PARTITION OF would wait for the writer's transaction
+				// (and
+				// give up after its lock timeout); attaching a table of its own does not.
+				assertThat(new DailyPartitions(new JdbcTemplate(dataSource), transactions, "processed_event",
+						Duration.ofDays(7), 3)
+					.createAhead()).hasSize(2);
+				assertThat(store.markProcessed("g", "meanwhile")).isTrue();
+				end.countDown();
+				writer.get(30, TimeUnit.SECONDS);
+			}
+			finally {
+				end.countDown();
+				executor.shutdownNow();
+			}
+		}
+	}
+
+	@Test
 	void aPartitionIsDroppedOnlyOnceItsLastMarkIsPastTheRetention() {
 		try (TestSchema schema = TestDatabase.get().createSchema("drop")) {
 			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
@@ -75,7 +122,7 @@ class PostgresDailyPartitionsTests {
 				.toInstant()
 				.plus(Duration.ofHours(12));
 			Duration retention = Duration.between(middleOfDayMinus3, partitions.now());
-			DailyPartitions retained = new DailyPartitions(jdbc, transactions(schema), "processed_event", retention, 2);
+			DailyPartitions retained = new DailyPartitions(jdbc, transactions(jdbc), "processed_event", retention, 2);
 			Instant cutoff = retained.now().minus(retention);
 			List<String> expected = retained.partitions()
 				.stream()
@@ -99,7 +146,7 @@ class PostgresDailyPartitionsTests {
 			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
 			SchemaScripts.populator(SchemaScripts.CORE_DAILY_SCRIPT, TABLES).execute(schema.dataSource());
 			SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, TABLES).execute(schema.dataSource());
-			DailyPartitions keys = DailyPartitions.idempotencyKeys(jdbc, transactions(schema), "idempotency_key", 2);
+			DailyPartitions keys = DailyPartitions.idempotencyKeys(jdbc, transactions(jdbc), "idempotency_key", 2);
 			LocalDate today = LocalDate.ofInstant(keys.now(), ZoneOffset.UTC);
 			Instant threeDaysAgo = today.minusDays(3).atStartOfDay(ZoneOffset.UTC).toInstant();
 			jdbc.execute("CREATE TABLE idempotency_key_old PARTITION OF idempotency_key FOR VALUES FROM ('"
@@ -170,7 +217,7 @@ class PostgresDailyPartitionsTests {
 				.load()
 				.migrate();
 			assertThat(DailyPartitions.isPartitioned(jdbc, "processed_event")).isTrue();
-			DailyPartitions partitions = new DailyPartitions(jdbc, transactions(schema), "processed_event",
+			DailyPartitions partitions = new DailyPartitions(jdbc, transactions(jdbc), "processed_event",
 					Duration.ofDays(7), 2);
 			assertThat(partitions.partitions()).singleElement()
 				.satisfies(
@@ -244,12 +291,17 @@ class PostgresDailyPartitionsTests {
 	private static DailyPartitions scripted(TestSchema schema, int daysAhead) {
 		SchemaScripts.populator(SchemaScripts.CORE_DAILY_SCRIPT, TABLES).execute(schema.dataSource());
 		SchemaScripts.populator(SchemaScripts.CORE_SCRIPT, TABLES).execute(schema.dataSource());
-		return new DailyPartitions(new JdbcTemplate(schema.dataSource()), transactions(schema), "processed_event",
+		DataSource dataSource = schema.dataSource();
+		return new DailyPartitions(new JdbcTemplate(dataSource),
+				new TransactionTemplate(new DataSourceTransactionManager(dataSource)), "processed_event",
 				Duration.ofDays(7), daysAhead);
 	}
 
-	private static TransactionTemplate transactions(TestSchema schema) {
-		return new TransactionTemplate(new DataSourceTransactionManager(schema.dataSource()));
+	/**
+	 * Transactions of the DataSource of {@code jdbc}, so that its statements are in them.
+	 */
+	private static TransactionTemplate transactions(JdbcTemplate jdbc) {
+		return new TransactionTemplate(new DataSourceTransactionManager(jdbc.getDataSource()));
 	}
 
 	private static Instant[] days(LocalDate today, int... offsets) {
