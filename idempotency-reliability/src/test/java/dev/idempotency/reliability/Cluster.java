@@ -47,7 +47,7 @@ final class Cluster {
 
 	private final Path jar;
 
-	private Cluster(Path workDir, Path jar, Function<Path, ClusterDatabase> database) {
+	private Cluster(Path workDir, Path jar, Function<Path, ClusterDatabase> database, List<String> settings) {
 		this.workDir = workDir;
 		this.jar = jar;
 		Processes.init(workDir);
@@ -64,10 +64,10 @@ final class Cluster {
 		this.broker.start(STARTUP);
 		this.broker.createTopics(Topics.ORDERS_CONFIRMED, Topics.PAYMENTS_CHARGED);
 		this.replicas = List.of(
-				new Replica("replica-a", workDir, jar, freePort(), this.clusterDatabase,
-						this.broker.bootstrapServers()),
-				new Replica("replica-b", workDir, jar, freePort(), this.clusterDatabase,
-						this.broker.bootstrapServers()));
+				new Replica("replica-a", workDir, jar, freePort(), this.clusterDatabase, this.broker.bootstrapServers(),
+						settings),
+				new Replica("replica-b", workDir, jar, freePort(), this.clusterDatabase, this.broker.bootstrapServers(),
+						settings));
 		// One at a time: both would create the schema at once.
 		for (Replica replica : this.replicas) {
 			replica.start();
@@ -103,10 +103,28 @@ final class Cluster {
 	 * @return the MariaDB cluster
 	 */
 	static Cluster onMariaDb(TestSchema schema) {
-		return start(workRoot().resolve("mariadb"), serviceJar(), (workDir) -> new MariaDb(schema));
+		return start(workRoot().resolve("mariadb"), serviceJar(), (workDir) -> new MariaDb(schema), List.of());
+	}
+
+	/**
+	 * Start a cluster whose replicas run with
+	 * {@code idempotency.jdbc.partitioning=daily}, on a schema of the test PostgreSQL,
+	 * under {@code partitioned} in the work directory. The replicas create their tables
+	 * there, partitioned by day.
+	 * @param schema the schema, empty
+	 * @return the cluster on partitioned tables
+	 */
+	static Cluster onPartitionedTables(TestSchema schema) {
+		return start(workRoot().resolve("partitioned"), serviceJar(), (workDir) -> new PostgresSchema(schema),
+				List.of("--idempotency.jdbc.partitioning=daily"));
 	}
 
 	private static Cluster start(Path workDir, Path jar, Function<Path, ClusterDatabase> database) {
+		return start(workDir, jar, database, List.of());
+	}
+
+	private static Cluster start(Path workDir, Path jar, Function<Path, ClusterDatabase> database,
+			List<String> settings) {
 		try {
 			Files.createDirectories(workDir);
 		}
@@ -114,7 +132,7 @@ final class Cluster {
 			throw new UncheckedIOException(ex);
 		}
 		long start = System.nanoTime();
-		Cluster cluster = new Cluster(workDir, jar, database);
+		Cluster cluster = new Cluster(workDir, jar, database, settings);
 		logger.info("Cluster on " + cluster.clusterDatabase + " up in "
 				+ Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s");
 		return cluster;
