@@ -505,15 +505,47 @@ public final class ScaleBenchmark {
 			jdbc.update("""
 					INSERT INTO processed_event_daily (consumer_group, event_id, processed_at, payload_fingerprint)
 					SELECT consumer_group, event_id, processed_at, payload_fingerprint FROM processed_event""");
+			// The keys as well: one table and partitioned by created_at, the same rows.
+			String noonOfADay = "((now() AT TIME ZONE 'UTC')::date - (i % 8)::int + time '12:00') AT TIME ZONE 'UTC'";
+			tables.fillKeys(rows, "", "now() + interval '1 day'", noonOfADay);
+			for (int day = -7; day <= -2; day++) {
+				jdbc.execute(("CREATE TABLE idempotency_key_daily_p%s PARTITION OF idempotency_key_daily "
+						+ "FOR VALUES FROM (((now() AT TIME ZONE 'UTC')::date + %d)::timestamp AT TIME ZONE 'UTC') "
+						+ "TO (((now() AT TIME ZONE 'UTC')::date + %d)::timestamp AT TIME ZONE 'UTC')")
+					.formatted(
+							java.time.LocalDate.now(java.time.ZoneOffset.UTC).plusDays(day).toString().replace("-", ""),
+							day, day + 1));
+			}
+			DailyPartitions.idempotencyKeys(jdbc, transactions, "idempotency_key_daily", 2).createAhead();
+			jdbc.update("INSERT INTO idempotency_key_daily SELECT * FROM idempotency_key");
 			jdbc.execute("VACUUM ANALYZE processed_event");
 			jdbc.execute("VACUUM ANALYZE processed_event_daily");
+			jdbc.execute("VACUUM ANALYZE idempotency_key");
+			jdbc.execute("VACUUM ANALYZE idempotency_key_daily");
 			String oldestDay = "processed_at < ((now() AT TIME ZONE 'UTC')::date - 6)::timestamp AT TIME ZONE 'UTC'";
 			Long oldDay = jdbc.queryForObject("SELECT count(*) FROM processed_event WHERE " + oldestDay, Long.class);
 			JdbcProcessedEventStore oneTable = new JdbcProcessedEventStore(jdbc, "processed_event");
 			JdbcProcessedEventStore daily = new JdbcProcessedEventStore(jdbc, "processed_event_daily");
+			JdbcIdempotencyKeyStore oneTableKeys = new JdbcIdempotencyKeyStore(jdbc, "idempotency_key");
+			JdbcIdempotencyKeyStore dailyKeys = new JdbcIdempotencyKeyStore(jdbc, "idempotency_key_daily");
 			Map<String, List<Long>> nanos = new LinkedHashMap<>();
 			for (int i = 0; i < samples; i++) {
 				String group = "group-" + (i % GROUPS);
+				// A new key, and one completed 3 days ago (replayed), both in one scope.
+				String newKey = UUID.randomUUID().toString();
+				long k = 8L * (1 + (i * 7919L) % Math.max(1, rows / 8 - 1)) + 3;
+				String scope = "user-" + (k % 5000);
+				KeyClaim newClaim = new KeyClaim(scope, newKey, "h", Duration.ofSeconds(30), Duration.ofHours(1));
+				KeyClaim replay = new KeyClaim(scope, md5Uuid("k" + k), "h", Duration.ofSeconds(30),
+						Duration.ofHours(1));
+				time(nanos, "claim, new key: one table",
+						() -> oneTableKeys.claim(newClaim) instanceof ClaimResult.Claimed);
+				time(nanos, "claim, new key: daily partitions",
+						() -> dailyKeys.claim(newClaim) instanceof ClaimResult.Claimed);
+				time(nanos, "claim, key completed 3 days ago (replay): one table",
+						() -> oneTableKeys.claim(replay) instanceof ClaimResult.Existing);
+				time(nanos, "claim, key completed 3 days ago (replay): daily partitions",
+						() -> dailyKeys.claim(replay) instanceof ClaimResult.Existing);
 				String fresh = UUID.randomUUID().toString();
 				// A duplicate of a mark made days ago, in an older partition.
 				long n = 8L * (1 + (i * 7919L) % Math.max(1, rows / 8 - 1)) + 3;
@@ -533,10 +565,9 @@ public final class ScaleBenchmark {
 				time(nanos, "batch of 100 new events: daily partitions",
 						() -> daily.markAllProcessed(group, batch).size() == 100);
 			}
-			out.printf(
-					"%nprocessed_event as one table against daily partitions, %,d marks over 8 days, %d calls each%n",
-					rows, samples);
-			out.printf("%-62s %9s %9s%n", "mark", "p50 ms", "p99 ms");
+			out.printf("%nOne table against daily partitions, %,d marks and %,d keys over 8 days, %d calls each%n",
+					rows, rows, samples);
+			out.printf("%-62s %9s %9s%n", "call", "p50 ms", "p99 ms");
 			nanos.forEach((name, values) -> {
 				double[] p = percentiles(values);
 				out.printf("%-62s %9.3f %9.3f%n", name, p[0], p[1]);
