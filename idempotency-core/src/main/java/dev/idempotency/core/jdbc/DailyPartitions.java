@@ -44,6 +44,13 @@ public final class DailyPartitions {
 
 	private static final Log logger = LogFactory.getLog(DailyPartitions.class);
 
+	/**
+	 * How long after its day a keys' partition is kept at least: a claim's row takes the
+	 * time its transaction began, so a transaction begun the day before may still insert
+	 * there.
+	 */
+	private static final Duration KEYS_GRACE = Duration.ofDays(1);
+
 	/** The longest wait of a creation for the partitioned table's lock. */
 	private static final String LOCK_TIMEOUT = "10s";
 
@@ -105,8 +112,10 @@ public final class DailyPartitions {
 	 * {@code created_at}, whose rows protect their key until {@code expires_at}, and a
 	 * claim also while its lease is live: a partition goes once its last day is over and
 	 * none of its rows protects anything any more, the condition under which cleanup
-	 * deletes a key. It is checked before the partition is detached and again after; a
-	 * partition in which a late completion revived a key meanwhile is attached again.
+	 * deletes a key, and a day has passed since, for a transaction begun that day that
+	 * still inserts there. It is checked before the partition is detached and again
+	 * after; a partition in which a row is live again is attached again (a completion
+	 * does not revive an expired claim on a partitioned table).
 	 * @param jdbc the operations, outside any transaction
 	 * @param transactions runs the creation of partitions in a transaction of its own
 	 * @param table the partitioned key table, optionally schema-qualified
@@ -115,7 +124,7 @@ public final class DailyPartitions {
 	 */
 	public static DailyPartitions idempotencyKeys(JdbcOperations jdbc, TransactionOperations transactions, String table,
 			int daysAhead) {
-		return new DailyPartitions(jdbc, transactions, table, Duration.ZERO, daysAhead,
+		return new DailyPartitions(jdbc, transactions, table, KEYS_GRACE, daysAhead,
 				"NOT (" + PostgresKeyStatements.EXPIRED + ")");
 	}
 

@@ -16,7 +16,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.transaction.InvalidIsolationLevelException;
 import org.springframework.util.Assert;
 
 /**
@@ -28,12 +27,9 @@ import org.springframework.util.Assert;
  * a statement of its own, looks for the event in every partition and inserts only when it
  * is not there. A second mark of the event waits for the first one's transaction to end;
  * at {@code READ COMMITTED} its next statement sees the first mark if it committed. Both
- * statements go in one round trip.
- * <p>
- * At {@code REPEATABLE READ} the statement after the lock would still read the snapshot
- * taken before the wait, and miss the first mark: a mark there is refused with
- * {@link InvalidIsolationLevelException} and inserts nothing. At {@code SERIALIZABLE} the
- * same race ends in a serialization failure, whose transaction is retried.
+ * statements go in one round trip, in one transaction ({@link PartitionLocks}); marks run
+ * at {@code READ COMMITTED}, others are refused with
+ * {@code InvalidIsolationLevelException} and insert nothing.
  * <p>
  * A batch locks its distinct events in one order (by their lock keys), so that two
  * batches never deadlock, and takes one lock per distinct event: a batch of {@code n}
@@ -42,8 +38,6 @@ import org.springframework.util.Assert;
  * more distinct events than a limit is refused before it takes any.
  */
 final class PartitionedPostgresEventStatements implements EventStatements {
-
-	private static final String REPEATABLE_READ = "repeatable read";
 
 	// hashtextextended: a 64-bit key, so that two events share a lock (and wait for each
 	// other needlessly) about once in 2^64 pairs.
@@ -80,10 +74,10 @@ final class PartitionedPostgresEventStatements implements EventStatements {
 		this.mark = LOCK_ONE + ";\n" + TableNames.render("""
 				INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
 				SELECT ?, ?, ?::bigint, now()
-				WHERE current_setting('transaction_isolation') <> 'repeatable read'
+				WHERE %READ_COMMITTED%
 				  AND NOT EXISTS (SELECT 1 FROM %TABLE% WHERE consumer_group = ? AND event_id = ?)
 				ON CONFLICT DO NOTHING
-				""", table);
+				""".replace("%READ_COMMITTED%", PartitionLocks.READ_COMMITTED_ONLY), table);
 		// The marks found are read id by id on the primary key (a lateral probe with a
 		// limit, which the planner keeps as a nested loop of index scans in every
 		// partition whatever the statistics); the lock keeps an event to one row, and
@@ -101,14 +95,14 @@ final class PartitionedPostgresEventStatements implements EventStatements {
 				inserted AS (
 				    INSERT INTO %TABLE% (consumer_group, event_id, payload_fingerprint, processed_at)
 				    SELECT ?, event_id, payload_fingerprint, now() FROM batch
-				    WHERE current_setting('transaction_isolation') <> 'repeatable read'
+				    WHERE %READ_COMMITTED%
 				      AND event_id NOT IN (SELECT event_id FROM existing)
 				    ON CONFLICT DO NOTHING
 				    RETURNING event_id)
 				SELECT event_id, true AS inserted, NULL::bigint AS payload_fingerprint FROM inserted
 				UNION ALL
 				SELECT event_id, false, payload_fingerprint FROM existing
-				""", table);
+				""".replace("%READ_COMMITTED%", PartitionLocks.READ_COMMITTED_ONLY), table);
 		this.reads = new PostgresEventStatements(table);
 	}
 
@@ -119,7 +113,7 @@ final class PartitionedPostgresEventStatements implements EventStatements {
 
 	@Override
 	public boolean mark(JdbcOperations jdbc, String consumerGroup, String storedId, @Nullable Long payloadFingerprint) {
-		Integer inserted = jdbc.execute(this.mark, (PreparedStatement statement) -> {
+		Integer inserted = PartitionLocks.execute(jdbc, this.mark, (statement) -> {
 			statement.setString(1, consumerGroup);
 			statement.setString(2, storedId);
 			statement.setString(3, consumerGroup);
@@ -127,10 +121,10 @@ final class PartitionedPostgresEventStatements implements EventStatements {
 			statement.setObject(5, payloadFingerprint, java.sql.Types.BIGINT);
 			statement.setString(6, consumerGroup);
 			statement.setString(7, storedId);
-			checkIsolation(statement);
+		}, (statement) -> {
 			Assert.state(!statement.getMoreResults(), "The mark returned rows");
 			return statement.getUpdateCount();
-		});
+		}, this.table);
 		return inserted != null && inserted > 0;
 	}
 
@@ -171,14 +165,14 @@ final class PartitionedPostgresEventStatements implements EventStatements {
 						+ " (max.poll.records) or raise the limit, and PostgreSQL's max_locks_per_transaction with it");
 			}
 		}
-		jdbc.execute(this.markAll, (PreparedStatement statement) -> {
+		PartitionLocks.execute(jdbc, this.markAll, (statement) -> {
 			statement.setString(1, consumerGroup);
 			statement.setArray(2, statement.getConnection().createArrayOf("text", storedIds));
 			statement.setArray(3, statement.getConnection().createArrayOf("text", storedIds));
 			statement.setArray(4, statement.getConnection().createArrayOf("bigint", payloadFingerprints));
 			statement.setString(5, consumerGroup);
 			statement.setString(6, consumerGroup);
-			checkIsolation(statement);
+		}, (statement) -> {
 			Assert.state(statement.getMoreResults(), "The batch mark returned no rows");
 			try (ResultSet rs = statement.getResultSet()) {
 				while (rs.next()) {
@@ -186,26 +180,7 @@ final class PartitionedPostgresEventStatements implements EventStatements {
 				}
 			}
 			return null;
-		});
-	}
-
-	/**
-	 * Run the locks and the mark, and refuse a transaction whose snapshot would not see a
-	 * first mark committed while the lock was awaited.
-	 */
-	private static void checkIsolation(PreparedStatement statement) throws SQLException {
-		Assert.state(statement.execute(), "The locks returned no rows");
-		String isolation;
-		try (ResultSet rs = statement.getResultSet()) {
-			Assert.state(rs.next(), "The locks returned no rows");
-			isolation = rs.getString(1);
-		}
-		if (REPEATABLE_READ.equals(isolation)) {
-			throw new InvalidIsolationLevelException("A processed-event table partitioned by time is marked at"
-					+ " READ COMMITTED or SERIALIZABLE; this transaction is REPEATABLE READ, whose snapshot would"
-					+ " miss a first mark committed in another partition while this mark waited for it."
-					+ " Mark the event in a READ COMMITTED or SERIALIZABLE transaction.");
-		}
+		}, this.table);
 	}
 
 	@Override

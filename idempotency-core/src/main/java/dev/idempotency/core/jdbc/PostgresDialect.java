@@ -15,13 +15,15 @@ final class PostgresDialect {
 
 	/**
 	 * Delete one bounded batch of the rows matching a condition. {@code SKIP LOCKED} lets
-	 * several instances clean the same table without waiting on each other.
+	 * several instances clean the same table without waiting on each other. {@code ONLY}:
+	 * on a table partitioned since the statement was chosen it deletes nothing, rather
+	 * than rows of other partitions that share a {@code ctid}.
 	 */
 	static String deleteBatch(String table, String condition) {
 		return TableNames.render("""
-				DELETE FROM %TABLE%
+				DELETE FROM ONLY %TABLE%
 				WHERE ctid = ANY (ARRAY(
-				    SELECT ctid FROM %TABLE% WHERE %CONDITION% LIMIT ? FOR UPDATE SKIP LOCKED))
+				    SELECT ctid FROM ONLY %TABLE% WHERE %CONDITION% LIMIT ? FOR UPDATE SKIP LOCKED))
 				""", table).replace("%CONDITION%", condition);
 	}
 

@@ -13,7 +13,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
 import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.transaction.InvalidIsolationLevelException;
 import org.springframework.util.Assert;
 
 /**
@@ -27,6 +26,14 @@ final class PostgresKeyStatements extends KeyStatements {
 	 * cleanup alike.
 	 */
 	static final String EXPIRED = "expires_at <= now() AND (status = 'DONE' OR locked_until <= now())";
+
+	/**
+	 * On a partitioned table, a completion leaves a claim that protects nothing any more
+	 * as it is: its partition may be on its way out, detached at once from the snapshots
+	 * of new claims, and a row completed there would be a key no retry finds. The
+	 * completion reports the claim lost, as on one table after cleanup deleted it.
+	 */
+	private static final String NOT_EXPIRED = "\n  AND NOT (" + EXPIRED + ")";
 
 	/** The SQL state of a lock wait past {@code lock_timeout}. */
 	private static final String LOCK_NOT_AVAILABLE = "55P03";
@@ -79,9 +86,9 @@ final class PostgresKeyStatements extends KeyStatements {
 			FROM settings
 			""";
 
-	private static final String REPEATABLE_READ = "repeatable read";
-
 	private final boolean partitioned;
+
+	private final String table;
 
 	private final String claim;
 
@@ -119,12 +126,13 @@ final class PostgresKeyStatements extends KeyStatements {
 				SET status = 'DONE', http_status = ?, response_headers = ?, response_body = ?,
 				    owner = NULL, locked_until = NULL, completed_at = now(),
 				    expires_at = now() + ? * interval '1 millisecond'
-				WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
-				""", table), TableNames.render("""
+				WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'%NOT_EXPIRED%
+				""".replace("%NOT_EXPIRED%", partitioned ? NOT_EXPIRED : ""), table), TableNames.render("""
 				DELETE FROM %TABLE%
 				WHERE scope = ? AND idempotency_key = ? AND owner = ? AND status = 'IN_PROGRESS'
 				""", table));
 		this.partitioned = partitioned;
+		this.table = table;
 		if (partitioned) {
 			// The lock, then the claim, whose snapshot comes after the wait; the guard on
 			// the isolation level makes a refused claim insert nothing.
@@ -134,6 +142,7 @@ final class PostgresKeyStatements extends KeyStatements {
 
 						WHERE current_setting('transaction_isolation') <> 'repeatable read'
 						  AND NOT EXISTS (SELECT 1 FROM %TABLE% WHERE scope = ? AND idempotency_key = ?)""")
+				.replace("%READ_COMMITTED%", PartitionLocks.READ_COMMITTED_ONLY)
 				.replace("%CONFLICT%", "")
 				.replace("%EXPIRED%", EXPIRED), table);
 			this.claim = LOCK + ";\n" + claim;
@@ -211,26 +220,17 @@ final class PostgresKeyStatements extends KeyStatements {
 		arguments.add(insert[1]);
 		String sql = (waitMillis == null) ? this.claim
 				: savepoint ? this.claimWaitingAtMostThenSavepoint : this.claimWaitingAtMost;
-		Claimed claimed = jdbc.execute(sql, (PreparedStatement statement) -> {
-			new ArgumentPreparedStatementSetter(arguments.toArray()).setValues(statement);
-			Assert.state(statement.execute(), "The lock returned no rows");
-			try (ResultSet rs = statement.getResultSet()) {
-				Assert.state(rs.next(), "The lock returned no rows");
-				if (REPEATABLE_READ.equals(rs.getString(1))) {
-					throw new InvalidIsolationLevelException("An idempotency key table partitioned by time is claimed"
-							+ " at READ COMMITTED or SERIALIZABLE; this transaction is REPEATABLE READ, whose"
-							+ " snapshot would miss a claim committed in another partition while this one waited"
-							+ " for it. Claim keys in a READ COMMITTED or SERIALIZABLE transaction.");
-				}
-			}
-			Assert.state(statement.getMoreResults(), "The claim returned no rows");
-			try (ResultSet rs = statement.getResultSet()) {
-				Assert.state(rs.next(), "No claim result");
-				// Read after the lock: the row as it is now.
-				Claimed found = mapClaim(rs, 0);
-				return found.inserted() ? found : new Claimed(false, found.found(), true);
-			}
-		});
+		Claimed claimed = PartitionLocks.execute(jdbc, sql,
+				(statement) -> new ArgumentPreparedStatementSetter(arguments.toArray()).setValues(statement),
+				(statement) -> {
+					Assert.state(statement.getMoreResults(), "The claim returned no rows");
+					try (ResultSet rs = statement.getResultSet()) {
+						Assert.state(rs.next(), "No claim result");
+						// Read after the lock: the row as it is now.
+						Claimed found = mapClaim(rs, 0);
+						return found.inserted() ? found : new Claimed(false, found.found(), true);
+					}
+				}, this.table);
 		Assert.state(claimed != null, "No claim result");
 		return claimed;
 	}

@@ -35,8 +35,8 @@ public final class RetentionCleaner {
 
 	private final SingletonSupplier<DatabaseType> database;
 
-	/** The statement of each target, made once. */
-	private final Map<RetentionTarget, String> statements = new ConcurrentHashMap<>();
+	/** The statement of each target, made once per layout of its table. */
+	private final Map<Statement, String> statements = new ConcurrentHashMap<>();
 
 	/**
 	 * Create a cleaner of the database the driver reports on first use.
@@ -100,10 +100,9 @@ public final class RetentionCleaner {
 	public int deleteBatch(RetentionTarget target, int batchSize) {
 		Assert.notNull(target, "target must not be null");
 		Assert.isTrue(batchSize > 0, "batchSize must be positive");
-		String sql = this.statements.computeIfAbsent(target, this::deleteBatchOf);
 		Object[] parameters = Arrays.copyOf(target.parameters(), target.parameters().length + 1);
 		parameters[parameters.length - 1] = batchSize;
-		Integer deleted = this.transactions.execute((status) -> this.jdbc.update(sql, parameters));
+		Integer deleted = this.transactions.execute((status) -> this.jdbc.update(statementOf(target), parameters));
 		return (deleted != null) ? deleted : 0;
 	}
 
@@ -132,15 +131,29 @@ public final class RetentionCleaner {
 		return total;
 	}
 
-	private String deleteBatchOf(RetentionTarget target) {
-		return switch (this.database.obtain()) {
-			case POSTGRESQL -> Boolean.TRUE.equals(DailyPartitions.isPartitioned(this.jdbc, target.table()))
+	/**
+	 * The statement of a target's batch. On PostgreSQL whether the table is partitioned
+	 * is read at each batch (a catalog lookup), since another instance may convert it
+	 * while this one runs: a partitioned table is deleted from by its primary key, a
+	 * {@code ctid} being unique only within one partition, and the statement by
+	 * {@code ctid} reads and deletes the rows of the named table alone ({@code ONLY}), so
+	 * that it deletes nothing from a table partitioned since it was chosen.
+	 */
+	private String statementOf(RetentionTarget target) {
+		DatabaseType database = this.database.obtain();
+		boolean partitioned = database == DatabaseType.POSTGRESQL
+				&& Boolean.TRUE.equals(DailyPartitions.isPartitioned(this.jdbc, target.table()));
+		return this.statements.computeIfAbsent(new Statement(target, partitioned), (key) -> switch (database) {
+			case POSTGRESQL -> partitioned
 					? PostgresDialect.deleteBatchByKey(target.table(),
 							PostgresDialect.primaryKey(this.jdbc, target.table()), target.condition())
 					: PostgresDialect.deleteBatch(target.table(), target.condition());
 			case MARIADB -> MariaDbDialect.deleteBatch(target.table(),
 					MariaDbDialect.primaryKey(this.jdbc, target.table()), target.condition());
-		};
+		});
+	}
+
+	private record Statement(RetentionTarget target, boolean partitioned) {
 	}
 
 	private static boolean sleep(Duration pause) {

@@ -124,12 +124,15 @@ class PostgresKeyPartitionBoundaryTests {
 	}
 
 	@Test
-	void atRepeatableReadAClaimIsRefusedAndInsertsNothing() {
+	void atRepeatableReadOrSerializableAClaimIsRefusedAndInsertsNothing() {
 		String key = newKey();
-		assertThatExceptionOfType(InvalidIsolationLevelException.class)
-			.isThrownBy(() -> transactions(TransactionDefinition.ISOLATION_REPEATABLE_READ)
-				.executeWithoutResult((status) -> this.store.claim(claim(key))))
-			.withMessageContaining("REPEATABLE READ");
+		for (int isolation : List.of(TransactionDefinition.ISOLATION_REPEATABLE_READ,
+				TransactionDefinition.ISOLATION_SERIALIZABLE)) {
+			assertThatExceptionOfType(InvalidIsolationLevelException.class)
+				.isThrownBy(
+						() -> transactions(isolation).executeWithoutResult((status) -> this.store.claim(claim(key))))
+				.withMessageContaining("READ COMMITTED");
+		}
 		assertThat(partitionsHolding(key)).isEmpty();
 	}
 
