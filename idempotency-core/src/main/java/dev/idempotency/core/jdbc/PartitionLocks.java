@@ -1,8 +1,10 @@
 package dev.idempotency.core.jdbc;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 
 import org.jspecify.annotations.Nullable;
 
@@ -51,38 +53,49 @@ final class PartitionLocks {
 	static <T> @Nullable T execute(JdbcOperations jdbc, String sql, Parameters parameters, Results<T> results,
 			String table) {
 		return jdbc.execute((ConnectionCallback<T>) (connection) -> {
+			// In autocommit, a transaction block of its own around the string, sent with
+			// it: no round trip more.
 			boolean autoCommit = connection.getAutoCommit();
-			if (autoCommit) {
-				connection.setAutoCommit(false);
-			}
 			try {
-				T result;
-				try (PreparedStatement statement = connection.prepareStatement(sql)) {
-					parameters.set(statement);
-					Assert.state(statement.execute(), "The lock returned no rows");
-					try (ResultSet rs = statement.getResultSet()) {
-						Assert.state(rs.next(), "The lock returned no rows");
-						refuseIfNotReadCommitted(rs.getString(1), table);
-					}
-					result = results.read(statement);
-				}
-				if (autoCommit) {
-					connection.commit();
-				}
-				return result;
+				return run(connection, autoCommit ? "BEGIN;\n" + sql + ";\nCOMMIT" : sql, autoCommit, parameters,
+						results, table);
 			}
-			catch (SQLException | RuntimeException ex) {
+			catch (SQLException ex) {
 				if (autoCommit) {
-					connection.rollback();
+					// The extended protocol skips the rest of the string after a failure,
+					// COMMIT included: end the block, or the connection stays in it.
+					endBlock(connection, ex);
 				}
 				throw ex;
 			}
-			finally {
-				if (autoCommit) {
-					connection.setAutoCommit(true);
-				}
-			}
 		});
+	}
+
+	private static <T> T run(Connection connection, String sql, boolean block, Parameters parameters,
+			Results<T> results, String table) throws SQLException {
+		try (PreparedStatement statement = connection.prepareStatement(sql)) {
+			parameters.set(statement);
+			boolean rows = statement.execute();
+			if (block) {
+				Assert.state(!rows, "BEGIN returned rows");
+				rows = statement.getMoreResults();
+			}
+			Assert.state(rows, "The lock returned no rows");
+			try (ResultSet rs = statement.getResultSet()) {
+				Assert.state(rs.next(), "The lock returned no rows");
+				refuseIfNotReadCommitted(rs.getString(1), table);
+			}
+			return results.read(statement);
+		}
+	}
+
+	private static void endBlock(Connection connection, SQLException failure) {
+		try (Statement statement = connection.createStatement()) {
+			statement.execute("ROLLBACK");
+		}
+		catch (SQLException ex) {
+			failure.addSuppressed(ex);
+		}
 	}
 
 	private static void refuseIfNotReadCommitted(String isolation, String table) {

@@ -142,6 +142,39 @@ class PostgresPartitionedTablesAttackTests {
 	}
 
 	@Test
+	void aBoundedClaimHeldOutsideATransactionLeavesItsConnectionUsable() throws Exception {
+		DataSource dataSource = partitioned("held_autocommit", "");
+		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		CountDownLatch claimed = new CountDownLatch(1);
+		CountDownLatch end = new CountDownLatch(1);
+		Future<?> holder = this.executor.submit(() -> transactions.executeWithoutResult((status) -> {
+			new JdbcIdempotencyKeyStore(jdbc).claim(claim("held"));
+			claimed.countDown();
+			awaitUninterruptibly(end);
+		}));
+		assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+		// One connection in autocommit, as a pool hands it out again.
+		try (java.sql.Connection connection = dataSource.getConnection()) {
+			JdbcTemplate single = new JdbcTemplate(
+					new org.springframework.jdbc.datasource.SingleConnectionDataSource(connection, true));
+			JdbcIdempotencyKeyStore store = new JdbcIdempotencyKeyStore(single);
+			// The lock times out: the rest of the string, COMMIT included, is skipped.
+			assertThat(store.claim(claim("held"), Duration.ofMillis(200))).isInstanceOf(ClaimResult.Held.class);
+			assertThat(connection.getAutoCommit()).isTrue();
+			assertThat(single.queryForObject("SELECT 1", Integer.class)).isOne();
+			assertThat(store.claim(claim("free"), Duration.ofMillis(200))).isInstanceOf(ClaimResult.Claimed.class);
+		}
+		finally {
+			end.countDown();
+			holder.get(30, TimeUnit.SECONDS);
+		}
+		assertThat(
+				jdbc.queryForObject("SELECT count(*) FROM idempotency_key WHERE idempotency_key = 'free'", Long.class))
+			.isOne();
+	}
+
+	@Test
 	void aSerializableMarkOrClaimAfterAReadCommittedOneOfTheSameIdIsRefusedAndLeavesOneRow() throws Exception {
 		// Serializable checks do not see a READ COMMITTED writer: the serializable look,
 		// with its snapshot from before the wait, would miss the first row.
