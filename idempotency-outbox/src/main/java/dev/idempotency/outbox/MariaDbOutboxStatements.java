@@ -424,7 +424,7 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 	}
 
 	@Override
-	void load(NamedParameterJdbcOperations jdbc, List<Long> ids, RowCallbackHandler rows) {
+	void load(NamedParameterJdbcOperations jdbc, List<Long> ids, Created created, RowCallbackHandler rows) {
 		if (ids.isEmpty()) {
 			// No list to expand: IN () is no statement.
 			return;
@@ -435,8 +435,8 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 	}
 
 	@Override
-	int published(NamedParameterJdbcOperations jdbc, List<Long> ids, String owner, OutboxStatus claimedStatus,
-			boolean delete) {
+	int published(NamedParameterJdbcOperations jdbc, List<Long> ids, Created created, String owner,
+			OutboxStatus claimedStatus, boolean delete) {
 		String sql = delete ? "DELETE FROM %TABLE%" : """
 				UPDATE %TABLE%
 				SET status = 'PUBLISHED', published_at = %NOW%, locked_by = NULL, locked_until = NULL""";
@@ -450,7 +450,8 @@ final class MariaDbOutboxStatements extends OutboxStatements {
 	}
 
 	@Override
-	void release(NamedParameterJdbcOperations jdbc, List<Release> released, String owner, OutboxStatus claimedStatus) {
+	void release(NamedParameterJdbcOperations jdbc, List<Release> released, Created created, String owner,
+			OutboxStatus claimedStatus) {
 		// MariaDB evaluates the assignments left to right, each seeing the ones before:
 		// none here reads a column assigned before it.
 		String sql = TableNames.render("""

@@ -4,10 +4,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.ExpectedTable;
 import dev.idempotency.core.jdbc.RetentionTarget;
 
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.transaction.support.TransactionOperations;
 import org.springframework.util.Assert;
 
 /**
@@ -31,6 +34,33 @@ public final class OutboxSchema {
 	 * history table.
 	 */
 	public static final String FLYWAY_LOCATION = "classpath:db/idempotency/flyway/{vendor}/outbox";
+
+	/**
+	 * The schema script of the outbox table partitioned by day, for PostgreSQL with
+	 * {@code idempotency.jdbc.partitioning=daily}, run before {@link #SCRIPT}, which adds
+	 * the indexes.
+	 * @since 0.3.0
+	 */
+	public static final String DAILY_SCRIPT = "dev/idempotency/outbox/schema-postgresql-daily.sql";
+
+	/**
+	 * The Flyway location of the migration that turns a plain outbox table into one
+	 * partitioned by day, its rows kept.
+	 * @since 0.3.0
+	 */
+	public static final String DAILY_FLYWAY_LOCATION = "classpath:db/idempotency/flyway/{vendor}/outbox-daily";
+
+	/**
+	 * The Liquibase changelog of the same migration, included after {@link #CHANGELOG}.
+	 * @since 0.3.0
+	 */
+	public static final String DAILY_CHANGELOG = "db/idempotency/liquibase/idempotency-outbox-daily.xml";
+
+	/**
+	 * How long after its day a partition is kept at least: a row takes the time its
+	 * transaction began, so a transaction begun the day before may still append there.
+	 */
+	private static final Duration PARTITION_GRACE = Duration.ofDays(1);
 
 	/** The columns of the outbox table that the outbox and its relay use. */
 	public static final List<String> COLUMNS = List.of("id", "destination", "message_key", "payload", "headers",
@@ -69,6 +99,32 @@ public final class OutboxSchema {
 	 */
 	public static ExpectedTable expectedTable(String table) {
 		return new ExpectedTable(table, COLUMNS);
+	}
+
+	/**
+	 * The daily partitions of an outbox table partitioned by {@code created_at}: a
+	 * partition goes once its day has been over for a day and none of its rows is
+	 * unpublished (pending, being published, DEAD) or published within the retention.
+	 * With it, published rows are removed by whole partitions instead of deleted: a
+	 * partition that holds a DEAD row stays until the row is re-driven and published, or
+	 * deleted by hand.
+	 * @param jdbc the operations, outside any transaction
+	 * @param transactions runs the creation of partitions in a transaction of its own
+	 * @param table the partitioned outbox table
+	 * @param retention how long published rows are kept
+	 * @param daysAhead how many days past the current one have their partition ready
+	 * @return the maintenance
+	 * @since 0.3.0
+	 */
+	public static DailyPartitions partitions(JdbcOperations jdbc, TransactionOperations transactions, String table,
+			Duration retention, int daysAhead) {
+		Assert.isTrue(retention != null && retention.toMillis() > 0, "retention must be positive");
+		// Each condition by itself, served by its partial index: a partition that can go
+		// is checked without reading its rows.
+		return new DailyPartitions(jdbc, transactions, table, PARTITION_GRACE, daysAhead,
+				List.of("published_at IS NULL",
+						"published_at > now() - " + retention.toMillis() + " * interval '1 millisecond'"),
+				"fillfactor = 50");
 	}
 
 	/**

@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Locale;
 import java.util.zip.CRC32;
@@ -92,20 +94,20 @@ abstract sealed class OutboxStatements permits PostgresOutboxStatements, MariaDb
 	 * {@code payload}, {@code headers}, {@code event_id}, {@code event_type},
 	 * {@code idempotency_key}.
 	 */
-	abstract void load(NamedParameterJdbcOperations jdbc, List<Long> ids, RowCallbackHandler rows);
+	abstract void load(NamedParameterJdbcOperations jdbc, List<Long> ids, Created created, RowCallbackHandler rows);
 
 	/**
 	 * Mark delivered rows PUBLISHED, or delete them, for a relay that keeps no history.
 	 * @return how many rows the owner still held
 	 */
-	abstract int published(NamedParameterJdbcOperations jdbc, List<Long> ids, String owner, OutboxStatus claimedStatus,
-			boolean delete);
+	abstract int published(NamedParameterJdbcOperations jdbc, List<Long> ids, Created created, String owner,
+			OutboxStatus claimedStatus, boolean delete);
 
 	/**
 	 * Release rows that failed (PENDING after a backoff, or DEAD) or go back (PENDING at
 	 * once). A row that was never sent gives its send back.
 	 */
-	abstract void release(NamedParameterJdbcOperations jdbc, List<Release> released, String owner,
+	abstract void release(NamedParameterJdbcOperations jdbc, List<Release> released, Created created, String owner,
 			OutboxStatus claimedStatus);
 
 	/**
@@ -188,6 +190,39 @@ abstract sealed class OutboxStatements permits PostgresOutboxStatements, MariaDb
 	 */
 	record Claim(List<Long> heads, int batchSize, long maxBytes, boolean fewKeys, OutboxStatus claimedStatus,
 			String owner, Duration lease) {
+
+	}
+
+	/**
+	 * When the rows of a claimed batch were created, the earliest and the latest: the
+	 * statements that find the batch's rows by id look only where rows of that time are,
+	 * which on a table partitioned by day is the partitions of those days instead of
+	 * every one. A row's creation time never changes, so each row of the batch is within.
+	 *
+	 * @param earliest the earliest creation time
+	 * @param latest the latest creation time
+	 */
+	record Created(Instant earliest, Instant latest) {
+
+		/** Any time: for rows whose times are not known. */
+		static final Created ANY = new Created(Instant.parse("0001-01-01T00:00:00Z"),
+				Instant.parse("9999-12-31T00:00:00Z"));
+
+		static Created of(List<ClaimedRow> rows) {
+			Instant earliest = null;
+			Instant latest = null;
+			for (ClaimedRow row : rows) {
+				earliest = (earliest == null || row.createdAt().isBefore(earliest)) ? row.createdAt() : earliest;
+				latest = (latest == null || row.createdAt().isAfter(latest)) ? row.createdAt() : latest;
+			}
+			return (earliest != null) ? new Created(earliest, latest) : ANY;
+		}
+
+		/** Add the two bounds as {@code created_from} and {@code created_to}. */
+		MapSqlParameterSource addTo(MapSqlParameterSource parameters) {
+			return parameters.addValue("created_from", this.earliest.atOffset(ZoneOffset.UTC))
+				.addValue("created_to", this.latest.atOffset(ZoneOffset.UTC));
+		}
 
 	}
 

@@ -104,6 +104,14 @@ final class PostgresOutboxStatements extends OutboxStatements {
 	/** Re-drive every DEAD row. */
 	private final String redriveAll;
 
+	/**
+	 * The creation times of a claimed batch: on a table partitioned by day PostgreSQL
+	 * looks for the batch's ids in the partitions of those days only, pruning the others
+	 * when the statement starts, with a generic plan too; on one table, a filter on the
+	 * rows the primary key found.
+	 */
+	private static final String CREATED = "created_at BETWEEN :created_from::timestamptz AND :created_to::timestamptz";
+
 	PostgresOutboxStatements(String table) {
 		// The append takes transaction-scoped advisory locks before the identity draws
 		// the ids: they are taken by an InitPlan of a one-time filter, which PostgreSQL
@@ -195,7 +203,9 @@ final class PostgresOutboxStatements extends OutboxStatements {
 		// the same time. Runs are interleaved by position, so that one long key cannot
 		// crowd the others out of a batch, and cut to the batch size and to the bytes a
 		// batch may hold (sizes from the TOAST pointers: no payload is read), which keeps
-		// every run a prefix. Every claimed row counts a send.
+		// every run a prefix. Every claimed row counts a send. The update looks for the
+		// chosen rows between their earliest and latest creation times: on a table
+		// partitioned by day, in the partitions of those days only.
 		//
 		// The plan must not depend on the statistics: an outbox is empty or fully
 		// published most of the time, its statistics say so, and a burst of thousands of
@@ -215,10 +225,10 @@ final class PostgresOutboxStatements extends OutboxStatements {
 						    FOR UPDATE SKIP LOCKED
 						),
 						runs AS MATERIALIZED (
-						    SELECT r.id, h.id AS head, r.position, r.bytes FROM heads h
+						    SELECT r.id, r.created_at, h.id AS head, r.position, r.bytes FROM heads h
 						    CROSS JOIN LATERAL (
-						        SELECT x.id, x.bytes, row_number() OVER w AS position, bool_and(x.due) OVER w AS due
-						        FROM (SELECT o.id, o.destination, o.message_key,
+						        SELECT x.id, x.created_at, x.bytes, row_number() OVER w AS position, bool_and(x.due) OVER w AS due
+						        FROM (SELECT o.id, o.created_at, o.destination, o.message_key,
 						                     octet_length(o.payload) + coalesce(octet_length(o.headers), 0) AS bytes,
 						                     (o.destination = h.destination AND o.message_key = h.message_key
 						                      AND o.status = 'PENDING' AND o.available_at <= now()) AS due
@@ -240,7 +250,7 @@ final class PostgresOutboxStatements extends OutboxStatements {
 						    FROM heads
 						),
 						unkeyed AS MATERIALIZED (
-						    SELECT o.id, o.id AS head, 1::bigint AS position,
+						    SELECT o.id, o.created_at, o.id AS head, 1::bigint AS position,
 						           octet_length(o.payload) + coalesce(octet_length(o.headers), 0) AS bytes
 						    FROM %TABLE% o
 						    WHERE o.published_at IS NULL AND o.message_key IS NULL AND o.status = 'PENDING' AND o.available_at <= now()
@@ -248,18 +258,19 @@ final class PostgresOutboxStatements extends OutboxStatements {
 						    FOR UPDATE SKIP LOCKED
 						),
 						candidates AS (
-						    SELECT c.id, row_number() OVER w AS n, sum(c.bytes) OVER w AS bytes
-						    FROM (SELECT id, head, position, bytes FROM runs WHERE head <= (SELECT last_head FROM taken)
-						          UNION ALL SELECT id, head, position, bytes FROM unkeyed) c
+						    SELECT c.id, c.created_at, row_number() OVER w AS n, sum(c.bytes) OVER w AS bytes
+						    FROM (SELECT id, created_at, head, position, bytes FROM runs WHERE head <= (SELECT last_head FROM taken)
+						          UNION ALL SELECT id, created_at, head, position, bytes FROM unkeyed) c
 						    WINDOW w AS (ORDER BY c.position, c.head ROWS UNBOUNDED PRECEDING)
 						),
 						chosen AS MATERIALIZED (
-						    SELECT id FROM candidates WHERE n <= :batch_size AND (n = 1 OR bytes <= :max_bytes)
+						    SELECT id, created_at FROM candidates WHERE n <= :batch_size AND (n = 1 OR bytes <= :max_bytes)
 						)
 						UPDATE %TABLE% t
 						SET status = :claimed_status, locked_by = :owner,
 						    locked_until = now() + :lease_millis * interval '1 millisecond', attempts = t.attempts + 1
 						WHERE t.id = ANY (ARRAY(SELECT id FROM chosen)) AND (t.status || '') = 'PENDING'
+						  AND t.created_at BETWEEN (SELECT min(created_at) FROM chosen) AND (SELECT max(created_at) FROM chosen)
 						RETURNING t.id, t.destination, t.message_key, t.attempts, t.attempts_before_redrive, t.created_at,
 						          (extract(epoch FROM now() - t.created_at) * 1000)::bigint AS age_millis
 						""",
@@ -268,36 +279,41 @@ final class PostgresOutboxStatements extends OutboxStatements {
 		// the payloads are read leaves the claim, and its counted send, in place.
 		this.load = TableNames.render("""
 				SELECT id, payload, headers, event_id, event_type, idempotency_key FROM %TABLE%
-				WHERE id = ANY (:ids::bigint[])
-				""", table);
+				WHERE id = ANY (:ids::bigint[]) AND %CREATED%
+				""".replace("%CREATED%", CREATED), table);
 		// The marks find their rows by id through the primary key, the status compared
 		// through an expression for the same reason as in the claim: on statistics of an
 		// empty table, a walk of a partial index that looks empty reads the whole backlog
 		// for every batch.
-		this.published = TableNames.render("""
-				UPDATE %TABLE%
-				SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
-				WHERE id = ANY (:ids::bigint[]) AND locked_by = :owner AND (status || '') = :claimed_status
-				""", table);
+		this.published = TableNames
+			.render("""
+					UPDATE %TABLE%
+					SET status = 'PUBLISHED', published_at = now(), locked_by = NULL, locked_until = NULL
+					WHERE id = ANY (:ids::bigint[]) AND %CREATED% AND locked_by = :owner AND (status || '') = :claimed_status
+					"""
+				.replace("%CREATED%", CREATED), table);
 		// The same rows, found the same way, deleted: no new version to write, and no
 		// entry in the retention index.
-		this.deletePublished = TableNames.render("""
-				DELETE FROM %TABLE%
-				WHERE id = ANY (:ids::bigint[]) AND locked_by = :owner AND (status || '') = :claimed_status
-				""", table);
+		this.deletePublished = TableNames
+			.render("""
+					DELETE FROM %TABLE%
+					WHERE id = ANY (:ids::bigint[]) AND %CREATED% AND locked_by = :owner AND (status || '') = :claimed_status
+					"""
+				.replace("%CREATED%", CREATED), table);
 		// Rows that failed (back to PENDING after a backoff, or DEAD) and rows handed
 		// back (PENDING at once). A row that was never sent gives its send back.
-		this.release = TableNames.render(
-				"""
-						UPDATE %TABLE% t
-						SET status = f.status, attempts = t.attempts - CASE WHEN f.sent THEN 0 ELSE 1 END,
-						    available_at = now() + f.delay_millis * interval '1 millisecond',
-						    last_error = coalesce(f.error, t.last_error), locked_by = NULL, locked_until = NULL
-						FROM unnest(:ids::bigint[], :statuses::text[], :delays_millis::bigint[], :errors::text[], :sent::boolean[])
-						     AS f (id, status, delay_millis, error, sent)
-						WHERE t.id = f.id AND t.locked_by = :owner AND (t.status || '') = :claimed_status
-						""",
-				table);
+		this.release = TableNames
+			.render("""
+					UPDATE %TABLE% t
+					SET status = f.status, attempts = t.attempts - CASE WHEN f.sent THEN 0 ELSE 1 END,
+					    available_at = now() + f.delay_millis * interval '1 millisecond',
+					    last_error = coalesce(f.error, t.last_error), locked_by = NULL, locked_until = NULL
+					FROM unnest(:ids::bigint[], :statuses::text[], :delays_millis::bigint[], :errors::text[], :sent::boolean[])
+					     AS f (id, status, delay_millis, error, sent)
+					WHERE t.id = f.id AND t.locked_by = :owner AND (t.status || '') = :claimed_status
+					  AND t.%CREATED%
+					"""
+				.replace("%CREATED%", CREATED), table);
 		// The reaper walks the index of unpublished rows: no index on the lease, whose
 		// change at every claim would keep the claim's updates from being HOT. It runs
 		// once per reap interval and reads the backlog once, which the claims read
@@ -420,22 +436,26 @@ final class PostgresOutboxStatements extends OutboxStatements {
 	}
 
 	@Override
-	void load(NamedParameterJdbcOperations jdbc, List<Long> ids, RowCallbackHandler rows) {
-		jdbc.query(this.load, new MapSqlParameterSource("ids", new SqlArrayValue("bigint", ids.toArray())), rows);
+	void load(NamedParameterJdbcOperations jdbc, List<Long> ids, Created created, RowCallbackHandler rows) {
+		jdbc.query(this.load,
+				created.addTo(new MapSqlParameterSource("ids", new SqlArrayValue("bigint", ids.toArray()))), rows);
 	}
 
 	@Override
-	int published(NamedParameterJdbcOperations jdbc, List<Long> ids, String owner, OutboxStatus claimedStatus,
-			boolean delete) {
+	int published(NamedParameterJdbcOperations jdbc, List<Long> ids, Created created, String owner,
+			OutboxStatus claimedStatus, boolean delete) {
 		return jdbc.update(delete ? this.deletePublished : this.published,
-				new MapSqlParameterSource("ids", new SqlArrayValue("bigint", ids.toArray())).addValue("owner", owner)
+				created.addTo(new MapSqlParameterSource("ids", new SqlArrayValue("bigint", ids.toArray())))
+					.addValue("owner", owner)
 					.addValue("claimed_status", claimedStatus.name()));
 	}
 
 	@Override
-	void release(NamedParameterJdbcOperations jdbc, List<Release> released, String owner, OutboxStatus claimedStatus) {
+	void release(NamedParameterJdbcOperations jdbc, List<Release> released, Created created, String owner,
+			OutboxStatus claimedStatus) {
 		jdbc.update(this.release,
-				new MapSqlParameterSource().addValue("ids", array("bigint", released.stream().map(Release::id)))
+				created.addTo(new MapSqlParameterSource())
+					.addValue("ids", array("bigint", released.stream().map(Release::id)))
 					.addValue("statuses", array("text", released.stream().map((release) -> release.status().name())))
 					.addValue("delays_millis", array("bigint", released.stream().map(Release::delayMillis)))
 					.addValue("errors", array("text", released.stream().map(Release::error)))

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 
+import dev.idempotency.outbox.OutboxStatements.Created;
 import dev.idempotency.core.jdbc.HeaderCodec;
 import dev.idempotency.outbox.OutboxMessage.OrderKey;
 import dev.idempotency.outbox.OutboxStatements.Claim;
@@ -99,7 +100,7 @@ final class RelayClaims {
 		rows.forEach((row) -> byId.put(row.id(), row));
 		Map<Long, OutboxMessage> messages = new HashMap<>();
 		Map<Long, String> unreadable = new HashMap<>();
-		this.sql.get().load(this.jdbc, rows.stream().map(ClaimedRow::id).toList(), (rs) -> {
+		this.sql.get().load(this.jdbc, rows.stream().map(ClaimedRow::id).toList(), Created.of(rows), (rs) -> {
 			ClaimedRow row = byId.get(rs.getLong("id"));
 			try {
 				messages.put(row.id(), message(row, rs));

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.outbox.OutboxMessage.OrderKey;
+import dev.idempotency.outbox.OutboxStatements.Created;
 import dev.idempotency.outbox.RelayClaims.ClaimedRow;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -180,7 +181,7 @@ final class RelayDelivery {
 			}
 			released.add(failed(row, error));
 		}
-		return new Outcome(published, released);
+		return new Outcome(published, released, Created.of(batch));
 	}
 
 	private Release failed(ClaimedRow row, Throwable error) {
@@ -243,7 +244,7 @@ final class RelayDelivery {
 	 * @param published the rows delivered
 	 * @param released the rows that failed or go back to PENDING
 	 */
-	record Outcome(List<Long> published, List<Release> released) {
+	record Outcome(List<Long> published, List<Release> released, Created created) {
 
 		long dead() {
 			return this.released.stream().filter((release) -> release.status() == OutboxStatus.DEAD).count();

@@ -3,6 +3,8 @@ package dev.idempotency.outbox;
 import java.util.List;
 import java.util.function.Supplier;
 
+import dev.idempotency.outbox.OutboxStatements.Created;
+import dev.idempotency.outbox.RelayClaims.ClaimedRow;
 import dev.idempotency.outbox.RelayDelivery.Outcome;
 import dev.idempotency.outbox.RelayDelivery.Release;
 import org.apache.commons.logging.Log;
@@ -38,29 +40,30 @@ final class RelayMarks {
 	void write(Outcome outcome, OutboxStatus claimedStatus) {
 		if (!outcome.published().isEmpty()) {
 			int marked = this.sql.get()
-				.published(this.jdbc, outcome.published(), this.owner, claimedStatus, this.deletePublished);
+				.published(this.jdbc, outcome.published(), outcome.created(), this.owner, claimedStatus,
+						this.deletePublished);
 			if (marked < outcome.published().size()) {
 				logger.info((outcome.published().size() - marked) + " delivered outbox rows had lost their lease "
 						+ "to another relay; they may be delivered again");
 			}
 		}
 		if (!outcome.released().isEmpty()) {
-			release(outcome.released(), claimedStatus);
+			release(outcome.released(), outcome.created(), claimedStatus);
 		}
 	}
 
 	/**
 	 * Give a whole batch back to PENDING, due at once.
-	 * @param ids the rows
+	 * @param rows the rows
 	 * @param sent whether their sends count
 	 * @param claimedStatus the status the claim gave them
 	 */
-	void handBack(List<Long> ids, boolean sent, OutboxStatus claimedStatus) {
-		release(ids.stream().map((id) -> Release.handBack(id, sent)).toList(), claimedStatus);
+	void handBack(List<ClaimedRow> rows, boolean sent, OutboxStatus claimedStatus) {
+		release(rows.stream().map((row) -> Release.handBack(row.id(), sent)).toList(), Created.of(rows), claimedStatus);
 	}
 
-	private void release(List<Release> released, OutboxStatus claimedStatus) {
-		this.sql.get().release(this.jdbc, released, this.owner, claimedStatus);
+	private void release(List<Release> released, Created created, OutboxStatus claimedStatus) {
+		this.sql.get().release(this.jdbc, released, created, this.owner, claimedStatus);
 	}
 
 }

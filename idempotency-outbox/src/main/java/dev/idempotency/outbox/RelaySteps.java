@@ -142,8 +142,8 @@ final class RelaySteps {
 	 */
 	void handBack(Claimed batch, boolean sent) {
 		if (!batch.rows().isEmpty()) {
-			List<Long> ids = batch.rows().stream().map(ClaimedRow::id).toList();
-			this.transactions.executeWithoutResult((status) -> this.marks.handBack(ids, sent, OutboxStatus.PUBLISHING));
+			this.transactions
+				.executeWithoutResult((status) -> this.marks.handBack(batch.rows(), sent, OutboxStatus.PUBLISHING));
 		}
 	}
 

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.core.EventHeaders;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.test.KafkaTest;
@@ -72,7 +74,7 @@ abstract class KafkaOutboxRelayTests {
 		String topic = TestKafkaBroker.uniqueTopic("outbox-10k");
 		this.broker.addTopics(topic);
 		SingleConnectionDataSource setup = own();
-		OutboxTestSupport.createTable(setup, table);
+		createTable(setup, table);
 		Random random = new Random();
 		// A, B run throughout; C is killed at chosen points of its cycles and replaced.
 		OutboxRelay relayA = startRelay(table, "relay-a", RelayHook.NONE);
@@ -154,7 +156,7 @@ abstract class KafkaOutboxRelayTests {
 		String topic = TestKafkaBroker.uniqueTopic("outbox-lease");
 		this.broker.addTopics(topic);
 		SingleConnectionDataSource setup = own();
-		OutboxTestSupport.createTable(setup, table);
+		createTable(setup, table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(setup, table);
 		OutboxTestSupport.transactions(setup).executeWithoutResult((status) -> {
 			for (int i = 0; i < 20; i++) {
@@ -208,7 +210,7 @@ abstract class KafkaOutboxRelayTests {
 		String topic = TestKafkaBroker.uniqueTopic("outbox-headers");
 		this.broker.addTopics(topic);
 		SingleConnectionDataSource setup = own();
-		OutboxTestSupport.createTable(setup, table);
+		createTable(setup, table);
 		JdbcOutbox outbox = OutboxTestSupport.outbox(setup, table);
 		OutboxTestSupport.transactions(setup)
 			.executeWithoutResult((status) -> outbox.append(OutboxEvent.to(topic)
@@ -369,6 +371,11 @@ abstract class KafkaOutboxRelayTests {
 			super("Relay killed by the test", null, false, false);
 		}
 
+	}
+
+	/** Create the outbox table of a test: a subclass creates it partitioned by day. */
+	void createTable(DataSource dataSource, String table) {
+		OutboxTestSupport.createTable(dataSource, table);
 	}
 
 }

@@ -120,12 +120,11 @@ class OutboxBurstTests {
 		PostgresOutboxStatements sql = new PostgresOutboxStatements(table);
 		String markPlan = OutboxTestSupport.transactions(this.dataSource).execute((status) -> {
 			status.setRollbackOnly();
-			List<Long> claimed = claims.claim(OutboxStatus.PUBLISHING)
-				.stream()
-				.map(RelayClaims.ClaimedRow::id)
-				.toList();
+			List<RelayClaims.ClaimedRow> rows = claims.claim(OutboxStatus.PUBLISHING);
+			List<Long> claimed = rows.stream().map(RelayClaims.ClaimedRow::id).toList();
 			return named.queryForObject("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql.published,
-					new MapSqlParameterSource("ids", new SqlArrayValue("bigint", claimed.toArray()))
+					OutboxStatements.Created.of(rows)
+						.addTo(new MapSqlParameterSource("ids", new SqlArrayValue("bigint", claimed.toArray())))
 						.addValue("owner", "burst-test")
 						.addValue("claimed_status", OutboxStatus.PUBLISHING.name()),
 					String.class);

@@ -66,7 +66,7 @@ abstract class OutboxCommitOrderTests {
 	}
 
 	private void publishedInCommitOrder(String table, Shape firstShape, Shape secondShape) throws Exception {
-		OutboxTestSupport.createTable(this.dataSource, table);
+		createTable(this.dataSource, table);
 		List<String> commits = new CopyOnWriteArrayList<>();
 		SingleConnectionDataSource firstConnection = OutboxTestSupport.ownConnection(this.schema);
 		SingleConnectionDataSource secondConnection = OutboxTestSupport.ownConnection(this.schema);
@@ -170,6 +170,11 @@ abstract class OutboxCommitOrderTests {
 
 	private boolean waitsForALock(long sessionId) {
 		return OutboxTestSupport.waitsForALock(this.dataSource, sessionId);
+	}
+
+	/** Create the outbox table of a test: a subclass creates it partitioned by day. */
+	void createTable(DataSource dataSource, String table) {
+		OutboxTestSupport.createTable(dataSource, table);
 	}
 
 }

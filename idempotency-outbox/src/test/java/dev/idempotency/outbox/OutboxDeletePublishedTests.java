@@ -117,9 +117,11 @@ class OutboxDeletePublishedTests {
 		assertThat(ids).hasSize(3);
 		// The lease ran out, and another relay claimed the rows again.
 		this.jdbc.update("UPDATE " + table + " SET locked_by = 'second'");
-		new RelayMarks(named, sql, "first", true).write(new Outcome(ids, List.of()), OutboxStatus.PUBLISHING);
+		new RelayMarks(named, sql, "first", true).write(new Outcome(ids, List.of(), OutboxStatements.Created.ANY),
+				OutboxStatus.PUBLISHING);
 		assertThat(OutboxTestSupport.countByStatus(this.jdbc, table)).containsExactly(Map.entry("PUBLISHING", 3L));
-		new RelayMarks(named, sql, "second", true).write(new Outcome(ids, List.of()), OutboxStatus.PUBLISHING);
+		new RelayMarks(named, sql, "second", true).write(new Outcome(ids, List.of(), OutboxStatements.Created.ANY),
+				OutboxStatus.PUBLISHING);
 		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + table, Long.class)).isZero();
 	}
 

@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.jdbc.DatabaseType;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.outbox.kafka.KafkaOutboxDestination;
 import dev.idempotency.test.TestSchema;
@@ -51,6 +52,22 @@ final class OutboxTestSupport {
 	static void createTable(DataSource dataSource, String table) {
 		SchemaScripts.populator(OutboxSchema.script(database(dataSource)), OutboxSchema.tables(table))
 			.execute(dataSource);
+	}
+
+	/**
+	 * Create an outbox table partitioned by day on PostgreSQL, as
+	 * {@code idempotency.jdbc.partitioning=daily} does, with its partitions from
+	 * yesterday to two days ahead.
+	 */
+	static DailyPartitions createPartitionedTable(DataSource dataSource, String table) {
+		SchemaScripts.populator(OutboxSchema.DAILY_SCRIPT, OutboxSchema.tables(table)).execute(dataSource);
+		createTable(dataSource, table);
+		DailyPartitions partitions = OutboxSchema.partitions(new JdbcTemplate(dataSource), transactions(dataSource),
+				table, Duration.ofDays(7), 2);
+		assertThat(DailyPartitions.isPartitioned(new JdbcTemplate(dataSource), table)).isTrue();
+		partitions.createAhead();
+		assertThat(partitions.partitions()).isNotEmpty();
+		return partitions;
 	}
 
 	/** The database of a data source, as the outbox tells it. */

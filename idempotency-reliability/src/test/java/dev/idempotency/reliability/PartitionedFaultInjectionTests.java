@@ -17,10 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Scenario 1 of {@link FaultInjectionTests} with
  * {@code idempotency.jdbc.partitioning=daily}: the payments service as two real processes
- * whose key and processed-event tables are partitioned by day, replicas SIGKILLed at
- * random moments under retried load. The same checks after it: every payment charged once
- * and by the provider once, every outbox row published in its order's order, no claim
- * held past its lease.
+ * whose key, processed-event and outbox tables are partitioned by day, replicas SIGKILLed
+ * at random moments under retried load. The same checks after it: every payment charged
+ * once and by the provider once, every outbox row published in its order's order, no
+ * claim held past its lease.
  */
 @PostgresTest
 class PartitionedFaultInjectionTests {
@@ -50,6 +50,7 @@ class PartitionedFaultInjectionTests {
 	void replicasKilledAtRandomMomentsUnderRetriedLoadOnPartitionedTables() throws SQLException {
 		assertThat(relkind("idempotency_key")).as("the key table").isEqualTo("p");
 		assertThat(relkind("processed_event")).as("the processed-event table").isEqualTo("p");
+		assertThat(relkind("outbox")).as("the outbox table").isEqualTo("p");
 		KillScenarios.ReplicaKills run = killScenarios.replicasKilledAtRandomMoments("kill-replica-partitioned",
 				"1. replica SIGKILL under retried HTTP load, on tables partitioned by day");
 		assertClean(run.findings(), run.load());

@@ -64,12 +64,13 @@ public class IdempotencyJdbcProperties extends DatabaseInitializationProperties 
 	private Database database = Database.AUTO;
 
 	/**
-	 * How the key and processed-event tables are laid out on PostgreSQL. "none" is one
-	 * table each, whose old rows cleanup deletes in batches; "daily" is tables
-	 * partitioned by time (keys by created_at, marks by processed_at), one partition per
-	 * UTC day, created ahead and dropped once none of their rows protects anything, with
-	 * no rows to delete or vacuum. The stores tell a partitioned table by themselves and
-	 * take a lock before they look into every partition.
+	 * How the key, processed-event and outbox tables are laid out on PostgreSQL. "none"
+	 * is one table each, whose old rows cleanup deletes in batches; "daily" is tables
+	 * partitioned by time (keys by created_at, marks by processed_at, outbox rows by
+	 * created_at), one partition per UTC day, created ahead and dropped once none of
+	 * their rows protects anything (an outbox row: unpublished, DEAD or published within
+	 * the retention), with no rows to delete or vacuum. The stores tell a partitioned
+	 * table by themselves and take a lock before they look into every partition.
 	 */
 	private Partitioning partitioning = Partitioning.NONE;
 

@@ -13,10 +13,10 @@ import org.springframework.dao.DataAccessException;
 
 /**
  * The startup of {@code idempotency.jdbc.partitioning=daily}, once the schema is there:
- * refuses a database other than PostgreSQL and a processed-event table that is still a
- * plain one (a started application never runs on a half-migrated table), then, unless the
- * library's maintenance is off, creates the partitions ahead, so that the first mark
- * finds its partition.
+ * refuses a database other than PostgreSQL and a table to partition (keys, marks, the
+ * outbox) that is still a plain one (a started application never runs on a half-migrated
+ * table), then, unless the library's maintenance is off, creates the partitions ahead, so
+ * that the first mark finds its partition.
  */
 final class IdempotencyPartitions implements InitializingBean {
 
@@ -68,7 +68,8 @@ final class IdempotencyPartitions implements InitializingBean {
 					"idempotency.jdbc.partitioning=daily, but the table " + table.getTable() + " is a plain table.",
 					"Convert it, its rows kept: with the library's Flyway migrations it is done at startup when the"
 							+ " application has Flyway; with Liquibase include " + SchemaScripts.CORE_DAILY_CHANGELOG
-							+ "; otherwise run the migrations in db/idempotency/flyway/postgresql/core-daily"
+							+ " (the outbox table: db/idempotency/liquibase/idempotency-outbox-daily.xml); otherwise run"
+							+ " the migrations in db/idempotency/flyway/postgresql/core-daily and outbox-daily"
 							+ " (docs/operations.md, \"Partitioned tables\").");
 		}
 		if (this.maintain) {

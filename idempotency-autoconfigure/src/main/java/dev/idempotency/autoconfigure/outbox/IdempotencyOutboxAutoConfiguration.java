@@ -18,6 +18,7 @@ import dev.idempotency.autoconfigure.ops.RetentionRule;
 import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyMetrics;
 import dev.idempotency.core.jdbc.BacklogProbe;
+import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.DatabaseType;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.core.jdbc.SchemaScripts;
@@ -48,6 +49,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
@@ -60,9 +62,11 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.core.ProducerFactory;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
@@ -101,6 +105,9 @@ import org.springframework.util.function.SingletonSupplier;
 public final class IdempotencyOutboxAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyOutboxAutoConfiguration.class);
+
+	/** Optional: there is none for MariaDB, which the startup of partitioning refuses. */
+	private static final String DAILY_SCHEMA_LOCATION = "optional:classpath:dev/idempotency/outbox/schema-@@platform@@-daily.sql";
 
 	/** Spring Boot's default {@code spring.lifecycle.timeout-per-shutdown-phase}. */
 	private static final Duration DEFAULT_SHUTDOWN_PHASE = Duration.ofSeconds(30);
@@ -163,6 +170,40 @@ public final class IdempotencyOutboxAutoConfiguration {
 				SchemaScripts.migrationPlaceholders(OutboxSchema.tables(table)));
 	}
 
+	/**
+	 * The migration of the outbox table to one partitioned by day, with
+	 * partitioning=daily: applied after the outbox's by the library's Flyway migrations,
+	 * named in failures for Liquibase.
+	 */
+	@Bean
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "daily")
+	@ConditionalOnMissingBean(name = "idempotencyOutboxDailySchema")
+	IdempotencySchema idempotencyOutboxDailySchema(IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		String table = jdbcProperties.qualify(properties.getTable());
+		return new IdempotencySchema("idempotency-outbox-daily", List.of(OutboxSchema.expectedTable(table)),
+				OutboxSchema.DAILY_FLYWAY_LOCATION, OutboxSchema.DAILY_CHANGELOG,
+				SchemaScripts.migrationPlaceholders(OutboxSchema.tables(table)));
+	}
+
+	/**
+	 * The daily partitions of the outbox table, with partitioning=daily: checked and
+	 * created ahead at startup, maintained by the scheduled cleanup, which removes the
+	 * published history by whole partitions instead of deleting it.
+	 */
+	@Bean
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "daily")
+	@ConditionalOnMissingBean(name = "outboxPartitions")
+	DailyPartitions outboxPartitions(@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
+			ObjectProvider<DataSource> dataSource, IdempotencyOutboxProperties properties,
+			IdempotencyJdbcProperties jdbcProperties) {
+		DataSource tables = idempotencyDataSource.getIfAvailable(dataSource::getObject);
+		return OutboxSchema.partitions(new JdbcTemplate(tables),
+				new TransactionTemplate(new DataSourceTransactionManager(tables)),
+				jdbcProperties.qualify(properties.getTable()), properties.getRetention(),
+				jdbcProperties.getPartitionsAhead());
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyOutboxDataSourceScriptDatabaseInitializer")
 	@Conditional(OnIdempotencySchemaScriptCondition.class)
@@ -170,12 +211,21 @@ public final class IdempotencyOutboxAutoConfiguration {
 			@IdempotencyDataSource ObjectProvider<DataSource> idempotencyDataSource,
 			ObjectProvider<DataSource> dataSource, IdempotencyOutboxProperties properties,
 			IdempotencyJdbcProperties jdbcProperties) {
+		// With partitioning=daily the partitioned table first, which the script then
+		// leaves as it is and gives its indexes.
+		List<String> locations = (jdbcProperties.getPartitioning() == IdempotencyJdbcProperties.Partitioning.DAILY)
+				? List.of(DAILY_SCHEMA_LOCATION, properties.getSchema()) : List.of(properties.getSchema());
 		return new IdempotencyDataSourceScriptDatabaseInitializer(
-				idempotencyDataSource.getIfAvailable(dataSource::getObject), jdbcProperties, properties.getSchema(),
+				idempotencyDataSource.getIfAvailable(dataSource::getObject), jdbcProperties, locations,
 				OutboxSchema.tables(jdbcProperties.qualify(properties.getTable())));
 	}
 
+	/**
+	 * The deletion of published rows past the retention, unless partitioning=daily
+	 * removes them by whole partitions.
+	 */
 	@Bean
+	@ConditionalOnProperty(name = "idempotency.jdbc.partitioning", havingValue = "none", matchIfMissing = true)
 	@ConditionalOnMissingBean(name = "outboxRetentionTarget")
 	RetentionTarget outboxRetentionTarget(IdempotencyOutboxProperties properties,
 			IdempotencyJdbcProperties jdbcProperties, ObjectProvider<DatabaseType> database) {
@@ -188,7 +238,13 @@ public final class IdempotencyOutboxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "outboxTableProbe")
 	TableProbe outboxTableProbe(IdempotencyOutboxProperties properties, IdempotencyJdbcProperties jdbcProperties) {
-		return OutboxDeadRows.tableProbe(jdbcProperties.qualify(properties.getTable()), properties.getRetention());
+		// A daily partition goes a day after its last row is past the retention (and not
+		// before its day has been over for a day): its first rows are kept a day longer.
+		Duration retention = properties.getRetention();
+		Duration kept = (jdbcProperties.getPartitioning() == IdempotencyJdbcProperties.Partitioning.DAILY)
+				? ((retention.compareTo(Duration.ofDays(1)) < 0) ? Duration.ofDays(1) : retention).plusDays(1)
+				: retention;
+		return OutboxDeadRows.tableProbe(jdbcProperties.qualify(properties.getTable()), kept);
 	}
 
 	@Bean

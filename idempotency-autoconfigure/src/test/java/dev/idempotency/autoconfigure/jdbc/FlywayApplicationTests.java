@@ -147,6 +147,8 @@ class FlywayApplicationTests {
 				"spring.flyway.locations=" + SERVICE_V2)) {
 			assertThat(context.getBean(ProcessedEventStore.class).markAllProcessed("billing", List.of("e1", "e2")))
 				.hasSize(2);
+			new TransactionTemplate(new DataSourceTransactionManager(context.getBean(DataSource.class)))
+				.executeWithoutResult((status) -> context.getBean(Outbox.class).append("orders", "k", Map.of("n", 1)));
 		}
 		try (ConfigurableApplicationContext context = start(ServiceApplication.class,
 				"spring.flyway.locations=" + SERVICE_V2, "idempotency.jdbc.partitioning=daily")) {
@@ -160,12 +162,14 @@ class FlywayApplicationTests {
 				.satisfies((legacy) -> assertThat(legacy.name()).endsWith(".processed_event_legacy"));
 		}
 		assertThat(DailyPartitions.isPartitioned(this.jdbc, "idempotency_key")).isTrue();
-		assertThat(DailyPartitions.isPartitioned(this.jdbc, "idempotency_key")).isTrue();
+		// The outbox table too, its pending row kept for the relay.
+		assertThat(DailyPartitions.isPartitioned(this.jdbc, "outbox")).isTrue();
+		assertThat(this.jdbc.queryForObject("SELECT status FROM outbox_legacy", String.class)).isEqualTo("PENDING");
 		// Each conversion is a sub-version of the migration that created its table, so
 		// that
 		// the library's next release never meets them.
 		assertThat(versions(SchemaScripts.FLYWAY_HISTORY_TABLE)).containsExactly("0", "1.0.0.1", "1.0.0.2", "1.0.0.3",
-				"1.0.0.1.1", "1.0.0.2.1");
+				"1.0.0.1.1", "1.0.0.2.1", "1.0.0.3.1");
 	}
 
 	private ConfigurableApplicationContext start(Class<?> application, String... properties) {

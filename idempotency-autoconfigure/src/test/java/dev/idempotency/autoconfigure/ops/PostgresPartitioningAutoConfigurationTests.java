@@ -2,8 +2,12 @@ package dev.idempotency.autoconfigure.ops;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+
+import javax.sql.DataSource;
 
 import dev.idempotency.autoconfigure.jdbc.IdempotencyJdbcAutoConfiguration;
+import dev.idempotency.autoconfigure.outbox.IdempotencyOutboxAutoConfiguration;
 import dev.idempotency.core.ClaimResult;
 import dev.idempotency.core.IdempotencyConfigurationException;
 import dev.idempotency.core.IdempotencyKeyStore;
@@ -12,6 +16,8 @@ import dev.idempotency.core.ProcessedEventStore;
 import dev.idempotency.core.jdbc.DailyPartitions;
 import dev.idempotency.core.jdbc.RetentionTarget;
 import dev.idempotency.core.jdbc.SchemaScripts;
+import dev.idempotency.outbox.Outbox;
+import dev.idempotency.outbox.OutboxSchema;
 import dev.idempotency.test.PostgresTest;
 import dev.idempotency.test.TestSchema;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,6 +37,8 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -69,7 +77,7 @@ class PostgresPartitioningAutoConfigurationTests {
 
 	@BeforeEach
 	void noTables() {
-		this.admin.execute("DROP TABLE IF EXISTS idempotency_key, processed_event CASCADE");
+		this.admin.execute("DROP TABLE IF EXISTS idempotency_key, processed_event, outbox CASCADE");
 	}
 
 	@Test
@@ -97,6 +105,45 @@ class PostgresPartitioningAutoConfigurationTests {
 				Health health = context.getBean(IdempotencyPartitionsHealthIndicator.class).health(true);
 				assertThat(health.getStatus()).isEqualTo(Status.UP);
 				assertThat(health.getDetails()).containsKeys("processed_event", "idempotency_key");
+			});
+	}
+
+	@Test
+	void theOutboxTableIsPartitionedTooAndItsPublishedHistoryIsDroppedInsteadOfDeleted() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOutboxAutoConfiguration.class))
+			.withPropertyValues("idempotency.jdbc.partitioning=daily", "idempotency.jdbc.partitions-ahead=2",
+					"idempotency.outbox.relay.enabled=false")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(DailyPartitions.isPartitioned(this.admin, "outbox")).isTrue();
+				DailyPartitions outbox = context.getBean("outboxPartitions", DailyPartitions.class);
+				assertThat(outbox.partitions()).hasSize(4);
+				assertThat(context.getBean(IdempotencyCleanup.class).getPartitions()).contains(outbox).hasSize(3);
+				// Published rows are not deleted in batches: their partitions go whole.
+				assertThat(context.getBeansOfType(RetentionTarget.class)).isEmpty();
+				TransactionTemplate transactions = new TransactionTemplate(
+						new DataSourceTransactionManager(context.getBean(DataSource.class)));
+				transactions.executeWithoutResult(
+						(status) -> context.getBean(Outbox.class).append("orders", "k", Map.of("n", 1)));
+				// Today's partition, the second after yesterday's.
+				assertThat(outbox.partitions().get(1).name()).endsWith(
+						"." + this.admin.queryForObject("SELECT tableoid::regclass::text FROM outbox", String.class));
+				assertThat(context.getBean(IdempotencyPartitionsHealthIndicator.class).health(true).getDetails())
+					.containsKeys("processed_event", "idempotency_key", "outbox");
+			});
+	}
+
+	@Test
+	void aPlainOutboxTableIsNeverUsedAsIfPartitioned() {
+		SchemaScripts.populator(OutboxSchema.SCRIPT, OutboxSchema.tables("outbox")).execute(this.admin.getDataSource());
+		this.contextRunner.withConfiguration(AutoConfigurations.of(IdempotencyOutboxAutoConfiguration.class))
+			.withPropertyValues("idempotency.jdbc.partitioning=daily", "idempotency.outbox.relay.enabled=false")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause()
+					.isInstanceOf(IdempotencyConfigurationException.class)
+					.hasMessageContaining("the table outbox is a plain table")
+					.hasMessageContaining("outbox-daily");
 			});
 	}
 

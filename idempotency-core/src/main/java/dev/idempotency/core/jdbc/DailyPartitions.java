@@ -83,10 +83,13 @@ public final class DailyPartitions {
 	private final int daysAhead;
 
 	/**
-	 * The condition of a row that still protects something, or null when time alone
-	 * tells.
+	 * The conditions of a row that still protects something, each checked by itself so
+	 * that an index can serve it; none when time alone tells.
 	 */
-	private final @Nullable String live;
+	private final List<String> live;
+
+	/** The storage parameters of a new partition, such as {@code fillfactor = 50}. */
+	private final @Nullable String storage;
 
 	/**
 	 * Create the maintenance of a partitioned table.
@@ -99,7 +102,7 @@ public final class DailyPartitions {
 	 */
 	public DailyPartitions(JdbcOperations jdbc, TransactionOperations transactions, String table, Duration retention,
 			int daysAhead) {
-		this(jdbc, transactions, table, positive(retention), daysAhead, null);
+		this(jdbc, transactions, table, positive(retention), daysAhead, List.of(), null);
 	}
 
 	private static Duration positive(Duration retention) {
@@ -125,11 +128,33 @@ public final class DailyPartitions {
 	public static DailyPartitions idempotencyKeys(JdbcOperations jdbc, TransactionOperations transactions, String table,
 			int daysAhead) {
 		return new DailyPartitions(jdbc, transactions, table, KEYS_GRACE, daysAhead,
-				"NOT (" + PostgresKeyStatements.EXPIRED + ")");
+				List.of("NOT (" + PostgresKeyStatements.EXPIRED + ")"), null);
 	}
 
-	private DailyPartitions(JdbcOperations jdbc, TransactionOperations transactions, String table, Duration retention,
-			int daysAhead, @Nullable String live) {
+	/**
+	 * Create the maintenance of a partitioned table whose rows are kept while they are
+	 * live, such as an outbox table by {@code created_at}, whose rows are kept while
+	 * unpublished or published within their retention: a partition goes once its upper
+	 * bound is more than {@code retention} ago and none of its rows is live. Liveness is
+	 * checked before the partition is detached and again after; a partition in which a
+	 * row is live again is attached again.
+	 * @param jdbc the operations, outside any transaction
+	 * @param transactions runs the creation of partitions in a transaction of its own
+	 * @param table the partitioned table, optionally schema-qualified
+	 * @param retention how long after its upper bound a partition is kept at least (a
+	 * day, where a row takes the time its transaction began and such a transaction may
+	 * still insert)
+	 * @param daysAhead how many days past the current one have their partition ready
+	 * @param live the SQL conditions, on the table's columns, any of which a row that
+	 * still protects something meets, each checked by itself so that an index serves it;
+	 * none when time alone tells
+	 * @param storage the storage parameters of a new partition, such as
+	 * {@code fillfactor = 50}, which PostgreSQL does not take from the partitioned table,
+	 * or {@code null}
+	 * @since 0.3.0
+	 */
+	public DailyPartitions(JdbcOperations jdbc, TransactionOperations transactions, String table, Duration retention,
+			int daysAhead, List<String> live, @Nullable String storage) {
 		Assert.notNull(jdbc, "jdbc must not be null");
 		Assert.notNull(transactions, "transactions must not be null");
 		Assert.isTrue(TableNames.unqualified(table).length() <= MAX_TABLE_NAME,
@@ -142,7 +167,8 @@ public final class DailyPartitions {
 		this.table = table;
 		this.retention = retention;
 		this.daysAhead = daysAhead;
-		this.live = live;
+		this.live = List.copyOf(live);
+		this.storage = storage;
 	}
 
 	/**
@@ -266,8 +292,8 @@ public final class DailyPartitions {
 	private String create(Instant from, Instant to) {
 		String name = qualifier() + TableNames.unqualified(this.table)
 				+ SUFFIX.format(LocalDate.ofInstant(from, ZoneOffset.UTC));
-		this.jdbc
-			.execute("CREATE TABLE " + name + " (LIKE " + this.table + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)");
+		this.jdbc.execute("CREATE TABLE " + name + " (LIKE " + this.table + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+				+ ((this.storage != null) ? " WITH (" + this.storage + ")" : ""));
 		this.jdbc.execute("ALTER TABLE " + this.table + " ATTACH PARTITION " + name + " FOR VALUES FROM ('" + from
 				+ "') TO ('" + to + "')");
 		return name;
@@ -317,8 +343,13 @@ public final class DailyPartitions {
 	}
 
 	private boolean holdsLiveRows(String partition) {
-		return this.live != null && Boolean.TRUE.equals(this.jdbc
-			.queryForObject("SELECT EXISTS (SELECT 1 FROM " + partition + " WHERE " + this.live + ")", Boolean.class));
+		for (String live : this.live) {
+			if (Boolean.TRUE.equals(this.jdbc
+				.queryForObject("SELECT EXISTS (SELECT 1 FROM " + partition + " WHERE " + live + ")", Boolean.class))) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static String bound(@Nullable Instant instant) {

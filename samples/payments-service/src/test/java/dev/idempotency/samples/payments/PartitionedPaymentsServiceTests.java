@@ -19,6 +19,7 @@ class PartitionedPaymentsServiceTests extends PostgresPaymentsServiceTests {
 	void theTablesArePartitioned() {
 		assertThat(DailyPartitions.isPartitioned(this.jdbc, "idempotency_key")).isTrue();
 		assertThat(DailyPartitions.isPartitioned(this.jdbc, "processed_event")).isTrue();
+		assertThat(DailyPartitions.isPartitioned(this.jdbc, "outbox")).isTrue();
 	}
 
 }

@@ -1,0 +1,22 @@
+package dev.idempotency.outbox;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.test.PostgresTest;
+
+/**
+ * {@link OutboxRelayFailureTests} on PostgreSQL, on an outbox table partitioned by day.
+ */
+@PostgresTest
+class PostgresPartitionedOutboxRelayFailureTests extends OutboxRelayFailureTests {
+
+	PostgresPartitionedOutboxRelayFailureTests(DataSource dataSource) {
+		super(dataSource);
+	}
+
+	@Override
+	void createTable(DataSource dataSource, String table) {
+		OutboxTestSupport.createPartitionedTable(dataSource, table);
+	}
+
+}
