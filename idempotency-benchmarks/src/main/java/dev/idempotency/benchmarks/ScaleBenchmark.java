@@ -149,7 +149,7 @@ public final class ScaleBenchmark {
 				values[0] / smallest.get(name)[0]));
 	}
 
-	private static double[] percentiles(List<Long> nanos) {
+	static double[] percentiles(List<Long> nanos) {
 		long[] sorted = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
 		return new double[] { sorted[(int) Math.min(sorted.length - 1, sorted.length * 0.50)] / 1e6,
 				sorted[(int) Math.min(sorted.length - 1, sorted.length * 0.99)] / 1e6 };
@@ -591,12 +591,7 @@ public final class ScaleBenchmark {
 			if (oldDay == null || deleted != oldDay) {
 				throw new IllegalStateException("deleted " + deleted + " rows of " + oldDay);
 			}
-			out.printf("%-62s %9s %9s%n", "removing the oldest day, " + String.format("%,d", deleted) + " marks",
-					"seconds", "rows/s");
-			out.printf("%-62s %9.3f %9.0f%n", "RetentionCleaner, batches of 10 000, no pause", deleteSeconds,
-					deleted / deleteSeconds);
-			out.printf("%-62s %9.3f %9.0f%n", "DailyPartitions: DETACH ... CONCURRENTLY + DROP TABLE", dropSeconds,
-					deleted / dropSeconds);
+			printRemoval(out, String.format("%,d", deleted) + " marks", deleted, deleteSeconds, dropSeconds);
 			out.printf("%-62s %9s %9s%n", "table size after removing the day", "MB", "");
 			out.printf("%-62s %9.1f%n", "one table (the deleted rows are dead until vacuumed)",
 					size(jdbc, "processed_event") / 1e6);
@@ -604,12 +599,23 @@ public final class ScaleBenchmark {
 			out.printf("%-62s %9.1f%n", "one table before the delete", sizeBefore / 1e6);
 			results.put("delete seconds", deleteSeconds);
 			results.put("drop seconds", dropSeconds);
+			results.putAll(OutboxHistoryBenchmark.run(dataSource, rows, samples, out));
+			results.putAll(WeekOfTrafficBenchmark.run(schema, Math.max(100, rows / 8), out));
 		}
 		return results;
 	}
 
+	/** How long removing a day took, deleted and dropped. */
+	static void printRemoval(PrintStream out, String day, long rows, double deleteSeconds, double dropSeconds) {
+		out.printf("%-62s %9s %9s%n", "removing the oldest day, " + day, "seconds", "rows/s");
+		out.printf("%-62s %9.3f %9.0f%n", "RetentionCleaner, batches of 10 000, no pause", deleteSeconds,
+				rows / deleteSeconds);
+		out.printf("%-62s %9.3f %9.0f%n", "DailyPartitions: DETACH ... CONCURRENTLY + DROP TABLE", dropSeconds,
+				rows / dropSeconds);
+	}
+
 	/** The size of a table with its indexes, summed over its partitions. */
-	private static long size(JdbcTemplate jdbc, String table) {
+	static long size(JdbcTemplate jdbc, String table) {
 		Long size = jdbc.queryForObject("""
 				SELECT CASE WHEN c.relkind = 'p'
 				            THEN (SELECT sum(pg_total_relation_size(t.relid)) FROM pg_partition_tree(c.oid) t)

@@ -107,7 +107,8 @@ class BenchmarksSmokeTests {
 			.allSatisfy((size, operations) -> assertThat(operations).hasSize(5));
 		assertThat(ScaleBenchmark.runCleanup(400, Duration.ofMillis(200), out)).hasSize(2)
 			.allSatisfy((config, figures) -> assertThat(figures[0]).isPositive());
-		assertThat(ScaleBenchmark.runPartitions(400, 5, out)).containsKeys("delete seconds", "drop seconds");
+		assertThat(ScaleBenchmark.runPartitions(400, 5, out)).containsKeys("delete seconds", "drop seconds",
+				"outbox delete seconds", "outbox drop seconds", "week dead rows daily");
 	}
 
 	@Test
