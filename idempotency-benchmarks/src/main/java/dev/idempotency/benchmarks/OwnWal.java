@@ -57,7 +57,8 @@ final class OwnWal implements AutoCloseable {
 
 	private final String schema;
 
-	private final @Nullable String records;
+	/** The query of the records, naming the extension's schema, as last found. */
+	private @Nullable String records;
 
 	private final @Nullable String unavailable;
 
@@ -127,7 +128,7 @@ final class OwnWal implements AutoCloseable {
 			while (!Boolean.TRUE.equals(this.jdbc.queryForObject("SELECT pg_current_wal_flush_lsn() >= ?::pg_lsn",
 					Boolean.class, written))) {
 				if (System.nanoTime() > deadline) {
-					return Wal.UNKNOWN;
+					return unknown("the WAL was not flushed to " + written + " within " + FLUSH_WAIT);
 				}
 				LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
 			}
@@ -138,15 +139,30 @@ final class OwnWal implements AutoCloseable {
 				// pg_walinspect refuses an empty range).
 				return new Wal(0, 0);
 			}
-			Map<String, Object> row = this.jdbc.queryForMap(this.records, this.startLsn, end.get("lsn"), this.schema);
+			Map<String, Object> row;
+			try {
+				row = this.jdbc.queryForMap(this.records, this.startLsn, end.get("lsn"), this.schema);
+			}
+			catch (DataAccessException ex) {
+				// The extension was found in the schema of another run, which dropped it
+				// with its schema: create it again, and read once more.
+				this.records = RECORDS.formatted(extensionSchema());
+				row = this.jdbc.queryForMap(this.records, this.startLsn, end.get("lsn"), this.schema);
+			}
 			double per = Math.max(1, requests);
 			return new Wal(((Number) row.get("bytes")).doubleValue() / per,
 					((Number) row.get("commits")).doubleValue() / per);
 		}
 		catch (DataAccessException ex) {
-			// WAL recycled before it was read, or the extension dropped by another run
-			return Wal.UNKNOWN;
+			// WAL recycled before it was read
+			return unknown(ex.getMostSpecificCause().getMessage());
 		}
+	}
+
+	/** Say why the figures are unknown, where a run's output shows it. */
+	private static Wal unknown(@Nullable String reason) {
+		System.err.println("The benchmark's own WAL is unknown: " + reason);
+		return Wal.UNKNOWN;
 	}
 
 	@Override
