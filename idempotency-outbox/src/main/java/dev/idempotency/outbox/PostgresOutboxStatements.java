@@ -1,6 +1,7 @@
 package dev.idempotency.outbox;
 
 import java.sql.Types;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -404,8 +405,11 @@ final class PostgresOutboxStatements extends OutboxStatements {
 			// The claim counted this send: the message tells the destination about the
 			// earlier ones.
 			int sends = rs.getInt("attempts");
+			// Read as java.time, the calendar it is bound back in (Created): a
+			// java.sql.Timestamp is Julian before 1582, and the bounds would miss the
+			// row.
 			return new ClaimedRow(rs.getLong("id"), rs.getString("destination"), rs.getString("message_key"), sends - 1,
-					rs.getTimestamp("created_at").toInstant(), rs.getLong("age_millis"),
+					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getLong("age_millis"),
 					sends - rs.getInt("attempts_before_redrive"));
 		});
 	}

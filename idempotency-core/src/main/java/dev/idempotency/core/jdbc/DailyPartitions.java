@@ -235,9 +235,10 @@ public final class DailyPartitions {
 	 * @return what was done
 	 */
 	public Maintenance maintain() {
-		List<String> finalized = finalizeDetaches();
+		List<String> dropped = new ArrayList<>();
+		List<String> finalized = finalizeDetaches(dropped);
 		List<String> created = createAhead();
-		List<String> dropped = dropExpired();
+		dropped.addAll(dropExpired());
 		return new Maintenance(created, dropped, finalized);
 	}
 
@@ -325,21 +326,34 @@ public final class DailyPartitions {
 				logger.debug("Did not detach " + partition.name() + " of " + this.table, ex);
 				continue;
 			}
-			if (holdsLiveRows(partition.name())) {
-				// Revived between the check and the detach (a late completion): back.
-				this.jdbc.execute("ALTER TABLE " + this.table + " ATTACH PARTITION " + partition.name()
-						+ " FOR VALUES FROM (" + bound(partition.from()) + ") TO (" + bound(partition.to()) + ")");
-				logger.info("Attached " + partition.name() + " of " + this.table + " again: a row in it is live");
-				continue;
+			if (dropOrAttachAgain(partition, cutoff)) {
+				dropped.add(partition.name());
 			}
-			this.jdbc.execute("DROP TABLE IF EXISTS " + partition.name());
-			dropped.add(partition.name());
 		}
 		if (!dropped.isEmpty()) {
 			logger
 				.info("Dropped partitions " + dropped + " of " + this.table + ", whose rows are past their retention");
 		}
 		return dropped;
+	}
+
+	/**
+	 * Drop a partition just detached, or attach it again when a row in it is live or its
+	 * time is not past the retention: a transaction that saw the partition before the
+	 * detach may have written a row there after the check (a late completion, an append
+	 * begun long ago).
+	 * @return whether it was dropped
+	 */
+	private boolean dropOrAttachAgain(Partition partition, Instant cutoff) {
+		if (partition.to().isAfter(cutoff) || holdsLiveRows(partition.name())) {
+			this.jdbc.execute("ALTER TABLE " + this.table + " ATTACH PARTITION " + partition.name()
+					+ " FOR VALUES FROM (" + bound(partition.from()) + ") TO (" + bound(partition.to()) + ")");
+			logger.info("Attached " + partition.name() + " of " + this.table
+					+ " again: a row in it is live, or within its retention");
+			return false;
+		}
+		this.jdbc.execute("DROP TABLE IF EXISTS " + partition.name());
+		return true;
 	}
 
 	private boolean holdsLiveRows(String partition) {
@@ -356,12 +370,30 @@ public final class DailyPartitions {
 		return (instant == null) ? "MINVALUE" : Instant.MAX.equals(instant) ? "MAXVALUE" : "'" + instant + "'";
 	}
 
-	private List<String> finalizeDetaches() {
+	/**
+	 * Finish the detaches that a crash interrupted, or that another instance is still
+	 * waiting in, then treat each partition as one just detached: dropped when its rows
+	 * are past the retention, attached again otherwise, so that none is left outside the
+	 * table with rows in it, or for ever.
+	 */
+	private List<String> finalizeDetaches(List<String> dropped) {
+		Instant cutoff = now().minus(this.retention);
 		List<String> finalized = new ArrayList<>();
 		for (Partition partition : partitions()) {
-			if (partition.detachPending()) {
+			if (!partition.detachPending()) {
+				continue;
+			}
+			try {
 				this.jdbc.execute("ALTER TABLE " + this.table + " DETACH PARTITION " + partition.name() + " FINALIZE");
-				finalized.add(partition.name());
+			}
+			catch (DataAccessException ex) {
+				// The instance that began the detach finished it first.
+				logger.debug("Did not finish the detach of " + partition.name() + " of " + this.table, ex);
+				continue;
+			}
+			finalized.add(partition.name());
+			if (dropOrAttachAgain(partition, cutoff)) {
+				dropped.add(partition.name());
 			}
 		}
 		return finalized;

@@ -174,18 +174,34 @@ class PostgresDailyPartitionsTests {
 	}
 
 	@Test
-	void anInterruptedConcurrentDetachIsFinishedAndThePartitionDropped() {
+	void anInterruptedConcurrentDetachIsFinishedAndThePartitionDroppedOnlyWhenPastTheRetention() {
 		try (TestSchema schema = TestDatabase.get().createSchema("finalize")) {
 			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
 			DailyPartitions partitions = scripted(schema, 1);
+			LocalDate today = LocalDate.ofInstant(partitions.now(), ZoneOffset.UTC);
+			Instant nineDaysAgo = today.minusDays(9).atStartOfDay(ZoneOffset.UTC).toInstant();
+			jdbc.execute("CREATE TABLE processed_event_old PARTITION OF processed_event FOR VALUES FROM ('"
+					+ nineDaysAgo + "') TO ('" + nineDaysAgo.plus(Duration.ofDays(1)) + "')");
 			partitions.createAhead();
-			Partition first = partitions.partitions().get(0);
-			// What a crash in the middle of DETACH CONCURRENTLY leaves.
-			jdbc.execute(
-					"UPDATE pg_inherits SET inhdetachpending = true WHERE inhrelid = '" + first.name() + "'::regclass");
-			assertThat(partitions.partitions().get(0).detachPending()).isTrue();
-			assertThat(partitions.maintain().finalized()).containsExactly(first.name());
-			assertThat(partitions.partitions()).extracting(Partition::name).doesNotContain(first.name());
+			String old = schema.getName() + ".processed_event_old";
+			String yesterday = partitions.partitions().get(1).name();
+			// What a crash in the middle of DETACH CONCURRENTLY leaves, on a partition
+			// past
+			// the retention and on one within it.
+			for (String partition : List.of(old, yesterday)) {
+				jdbc.execute("UPDATE pg_inherits SET inhdetachpending = true WHERE inhrelid = '" + partition
+						+ "'::regclass");
+			}
+			assertThat(partitions.partitions()).filteredOn(Partition::detachPending).hasSize(2);
+			DailyPartitions.Maintenance maintenance = partitions.maintain();
+			assertThat(maintenance.finalized()).containsExactlyInAnyOrder(old, yesterday);
+			// Past the retention: dropped, not left outside the table for ever; within
+			// it:
+			// attached again, its rows in sight of the stores.
+			assertThat(maintenance.dropped()).containsExactly(old);
+			assertThat(jdbc.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class, old)).isTrue();
+			assertThat(partitions.partitions()).extracting(Partition::name).contains(yesterday);
+			assertThat(partitions.partitions()).noneMatch(Partition::detachPending);
 		}
 	}
 

@@ -2,10 +2,15 @@
 -- created_at, its rows kept, pending ones included. The former table is renamed ${outbox_index}_legacy and attached
 -- as the partition of every time up to the end of the current UTC day; the relay goes on delivering its rows, the
 -- library creates the daily partitions after it and drops it, like any partition, once none of its rows is
--- unpublished, DEAD or published within the retention. Ids go on after the former table's last one.
+-- unpublished, DEAD or published within the retention. Ids go on after the last one the former table drew.
 -- Attaching builds the primary key index (id, created_at) on the former table and reads it once to check the
 -- bound, holding its lock meanwhile (appends wait): on a large table, run this in a quiet moment.
 -- Placeholders: ${outbox_table} is the table (idempotency.outbox.table), ${outbox_index} its unqualified name.
+-- The last id the table drew, whether or not its row is still there (a relay may delete delivered rows).
+CREATE TEMPORARY TABLE idempotency_outbox_last_id AS
+SELECT greatest(coalesce(pg_sequence_last_value(pg_get_serial_sequence('${outbox_table}', 'id')::regclass), 0),
+                coalesce((SELECT max(id) FROM ${outbox_table}), 0)) AS id;
+
 ALTER TABLE ${outbox_table} RENAME TO ${outbox_index}_legacy;
 -- A partition has the primary key of its table, which holds created_at, and the table draws the ids.
 ALTER TABLE ${outbox_table}_legacy DROP CONSTRAINT ${outbox_index}_pkey;
@@ -40,8 +45,8 @@ CREATE TABLE ${outbox_table} (
 ALTER TABLE ${outbox_table} ATTACH PARTITION ${outbox_table}_legacy
     FOR VALUES FROM (MINVALUE) TO ((date_trunc('day', now() AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC');
 
-SELECT setval(pg_get_serial_sequence('${outbox_table}', 'id'),
-              coalesce((SELECT max(id) FROM ${outbox_table}), 0) + 1, false);
+SELECT setval(pg_get_serial_sequence('${outbox_table}', 'id'), (SELECT id FROM idempotency_outbox_last_id) + 1, false);
+DROP TABLE idempotency_outbox_last_id;
 
 -- The indexes of schema-postgresql.sql; the former table's, of the same definitions, become their partitions'.
 CREATE INDEX ${outbox_index}_unpublished_idx ON ${outbox_table} (destination, message_key, id)
