@@ -177,6 +177,50 @@ class PostgresPartitionedOutboxTests {
 	}
 
 	@Test
+	void theWayBackToOneTableAsDocumentedKeepsTheRowsTheirOrderAndTheIds() {
+		try (TestSchema schema = TestDatabase.get().createSchema("outbox_daily_back")) {
+			DataSource dataSource = schema.dataSource();
+			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+			OutboxTestSupport.createPartitionedTable(dataSource, TABLE);
+			append(dataSource, List.of("k1", "k2"), 2);
+			publish(jdbc, jdbc.queryForObject("SELECT min(id) FROM " + TABLE, Long.class), 1);
+			long lastBefore = jdbc.queryForObject("SELECT max(id) FROM " + TABLE, Long.class);
+			// docs/operations.md, "Back to one table", with the relays stopped.
+			OutboxTestSupport.createTable(dataSource, "outbox_plain");
+			OutboxTestSupport.transactions(dataSource).executeWithoutResult((status) -> {
+				jdbc.update("INSERT INTO outbox_plain OVERRIDING SYSTEM VALUE SELECT * FROM " + TABLE);
+				jdbc.queryForList(
+						"SELECT setval(pg_get_serial_sequence('outbox_plain', 'id'), max(id)) FROM outbox_plain");
+				jdbc.execute("ALTER TABLE " + TABLE + " RENAME TO outbox_partitioned");
+				jdbc.execute("ALTER TABLE outbox_plain RENAME TO " + TABLE);
+			});
+			assertThat(DailyPartitions.isPartitioned(jdbc, TABLE)).isFalse();
+			append(dataSource, List.of("k1"), 1);
+			assertThat(jdbc.queryForObject("SELECT max(id) FROM " + TABLE, Long.class)).isGreaterThan(lastBefore);
+			List<OutboxMessage> delivered = new ArrayList<>();
+			OutboxRelay relay = OutboxRelay.builder(dataSource)
+				.table(TABLE)
+				.name("back")
+				.destination((messages, timeout) -> {
+					delivered.addAll(messages);
+					return Map.of();
+				})
+				.build();
+			while (relay.runOnce() > 0) {
+				// until every row is published
+			}
+			assertThat(OutboxTestSupport.countByStatus(jdbc, TABLE)).isEqualTo(Map.of("PUBLISHED", 5L));
+			for (String key : List.of("k1", "k2")) {
+				assertThat(delivered.stream().filter((message) -> key.equals(message.messageKey())))
+					.extracting(OutboxMessage::id)
+					.containsExactlyElementsOf(jdbc.queryForList("SELECT id FROM " + TABLE
+							+ " WHERE message_key = ? AND id <> (SELECT min(id) FROM " + TABLE + ") ORDER BY id",
+							Long.class, key));
+			}
+		}
+	}
+
+	@Test
 	void theLiquibaseChangelogMigratesAsFlywayDoes() throws Exception {
 		try (TestSchema liquibase = TestDatabase.get().createSchema("outbox_daily_liquibase");
 				TestSchema flyway = TestDatabase.get().createSchema("outbox_daily_flyway")) {

@@ -256,6 +256,35 @@ class PostgresDailyPartitionsTests {
 	}
 
 	@Test
+	void theWayBackToOneTableAsDocumentedKeepsTheMarksAndTheKeys() {
+		try (TestSchema schema = TestDatabase.get().createSchema("back")) {
+			JdbcTemplate jdbc = new JdbcTemplate(schema.dataSource());
+			scripted(schema, 1).createAhead();
+			DailyPartitions.idempotencyKeys(jdbc, transactions(jdbc), "idempotency_key", 1).createAhead();
+			assertThat(new JdbcProcessedEventStore(jdbc).markAllProcessed("g", List.of("a", "b"))).hasSize(2);
+			KeyClaim claim = new KeyClaim("", "k1", "h", Duration.ofSeconds(5), Duration.ofHours(1));
+			assertThat(new JdbcIdempotencyKeyStore(jdbc).claim(claim)).isInstanceOf(ClaimResult.Claimed.class);
+			// docs/operations.md, "Back to one table".
+			SchemaScripts
+				.populator(SchemaScripts.CORE_SCRIPT,
+						SchemaScripts.coreTables("idempotency_key_plain", "processed_event_plain"))
+				.execute(schema.dataSource());
+			transactions(jdbc).executeWithoutResult((status) -> {
+				for (String table : List.of("processed_event", "idempotency_key")) {
+					jdbc.update("INSERT INTO " + table + "_plain SELECT * FROM " + table);
+					jdbc.execute("ALTER TABLE " + table + " RENAME TO " + table + "_partitioned");
+					jdbc.execute("ALTER TABLE " + table + "_plain RENAME TO " + table);
+				}
+			});
+			assertThat(DailyPartitions.isPartitioned(jdbc, "processed_event")).isFalse();
+			assertThat(DailyPartitions.isPartitioned(jdbc, "idempotency_key")).isFalse();
+			assertThat(new JdbcProcessedEventStore(jdbc).markAllProcessed("g", List.of("a", "b", "c")))
+				.containsExactly("c");
+			assertThat(new JdbcIdempotencyKeyStore(jdbc).claim(claim)).isInstanceOf(ClaimResult.Existing.class);
+		}
+	}
+
+	@Test
 	void theLiquibaseChangelogMigratesAsFlywayDoes() throws Exception {
 		try (TestSchema liquibase = TestDatabase.get().createSchema("liquibase_daily");
 				TestSchema flyway = TestDatabase.get().createSchema("flyway_daily")) {
