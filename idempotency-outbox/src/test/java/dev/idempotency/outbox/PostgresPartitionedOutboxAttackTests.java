@@ -14,7 +14,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.jdbc.DailyPartitions;
-import dev.idempotency.core.jdbc.SchemaScripts;
 import dev.idempotency.test.TestDatabase;
 import dev.idempotency.test.TestSchema;
 import org.flywaydb.core.Flyway;
@@ -156,11 +155,12 @@ class PostgresPartitionedOutboxAttackTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("attack_julian")) {
 			DataSource dataSource = schema.dataSource();
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-			flyway(schema, OutboxSchema.FLYWAY_LOCATION);
-			append(dataSource, List.of("k"), 2);
+			PostgresPartitionedOutboxTests.flyway(schema, OutboxSchema.FLYWAY_LOCATION);
+			PostgresPartitionedOutboxTests.append(dataSource, List.of("k"), 2);
 			jdbc.update("UPDATE " + TABLE + " SET created_at = ?::timestamptz WHERE id = (SELECT min(id) FROM " + TABLE
 					+ ")", createdAt);
-			flyway(schema, OutboxSchema.FLYWAY_LOCATION, OutboxSchema.DAILY_FLYWAY_LOCATION);
+			PostgresPartitionedOutboxTests.flyway(schema, OutboxSchema.FLYWAY_LOCATION,
+					OutboxSchema.DAILY_FLYWAY_LOCATION);
 			OutboxSchema.partitions(jdbc, OutboxTestSupport.transactions(dataSource), TABLE, Duration.ofDays(7), 2)
 				.createAhead();
 			List<OutboxMessage> delivered = new CopyOnWriteArrayList<>();
@@ -194,8 +194,8 @@ class PostgresPartitionedOutboxAttackTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("attack_ids")) {
 			DataSource dataSource = schema.dataSource();
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-			flyway(schema, OutboxSchema.FLYWAY_LOCATION);
-			append(dataSource, List.of("k1", "k2"), 3);
+			PostgresPartitionedOutboxTests.flyway(schema, OutboxSchema.FLYWAY_LOCATION);
+			PostgresPartitionedOutboxTests.append(dataSource, List.of("k1", "k2"), 3);
 			long lastBefore = jdbc.queryForObject("SELECT max(id) FROM " + TABLE, Long.class);
 			OutboxRelay relay = OutboxRelay.builder(dataSource)
 				.table(TABLE)
@@ -207,10 +207,11 @@ class PostgresPartitionedOutboxAttackTests {
 				// until every row is delivered and deleted
 			}
 			assertThat(jdbc.queryForObject("SELECT count(*) FROM " + TABLE, Long.class)).isZero();
-			flyway(schema, OutboxSchema.FLYWAY_LOCATION, OutboxSchema.DAILY_FLYWAY_LOCATION);
+			PostgresPartitionedOutboxTests.flyway(schema, OutboxSchema.FLYWAY_LOCATION,
+					OutboxSchema.DAILY_FLYWAY_LOCATION);
 			OutboxSchema.partitions(jdbc, OutboxTestSupport.transactions(dataSource), TABLE, Duration.ofDays(7), 2)
 				.createAhead();
-			append(dataSource, List.of("k1"), 1);
+			PostgresPartitionedOutboxTests.append(dataSource, List.of("k1"), 1);
 			assertThat(jdbc.queryForObject("SELECT min(id) FROM " + TABLE, Long.class))
 				.as("the first id after the migration, the former table having drawn up to %d", lastBefore)
 				.isGreaterThan(lastBefore);
@@ -351,8 +352,8 @@ class PostgresPartitionedOutboxAttackTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("attack_julian_plain")) {
 			DataSource dataSource = schema.dataSource();
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-			flyway(schema, OutboxSchema.FLYWAY_LOCATION);
-			append(dataSource, List.of("k"), 2);
+			PostgresPartitionedOutboxTests.flyway(schema, OutboxSchema.FLYWAY_LOCATION);
+			PostgresPartitionedOutboxTests.append(dataSource, List.of("k"), 2);
 			jdbc.update("UPDATE " + TABLE
 					+ " SET created_at = '1500-03-01 12:00:00+00' WHERE id = (SELECT min(id) FROM " + TABLE + ")");
 			OutboxRelay relay = OutboxRelay.builder(dataSource)
@@ -401,31 +402,6 @@ class PostgresPartitionedOutboxAttackTests {
 	private static long unsettled(JdbcTemplate jdbc) {
 		return Objects.requireNonNull(jdbc.queryForObject(
 				"SELECT count(*) FROM " + TABLE + " WHERE status NOT IN ('PUBLISHED', 'DEAD')", Long.class));
-	}
-
-	private static void append(DataSource dataSource, List<String> keys, int rowsPerKey) {
-		JdbcOutbox outbox = OutboxTestSupport.outbox(dataSource, TABLE);
-		OutboxTestSupport.transactions(dataSource).executeWithoutResult((status) -> {
-			for (int row = 0; row < rowsPerKey; row++) {
-				for (String key : keys) {
-					outbox.append(OutboxEvent.to("orders").key(key).payload(Map.of("row", row)).build());
-				}
-			}
-		});
-	}
-
-	private static void flyway(TestSchema schema, String... locations) {
-		Flyway.configure()
-			.dataSource(schema.dataSource())
-			.schemas(schema.getName())
-			.locations(List.of(locations)
-				.stream()
-				.map((location) -> location.replace("{vendor}", "postgresql"))
-				.toArray(String[]::new))
-			.placeholders(SchemaScripts.migrationPlaceholders(OutboxSchema.tables(TABLE)))
-			.outOfOrder(true)
-			.load()
-			.migrate();
 	}
 
 }

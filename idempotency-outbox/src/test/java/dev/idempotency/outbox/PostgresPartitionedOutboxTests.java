@@ -237,7 +237,10 @@ class PostgresPartitionedOutboxTests {
 		}
 	}
 
-	private static void flyway(TestSchema schema, String... locations) {
+	/**
+	 * Migrate the outbox table with the library's Flyway migrations at these locations.
+	 */
+	static void flyway(TestSchema schema, String... locations) {
 		Flyway.configure()
 			.dataSource(schema.dataSource())
 			.schemas(schema.getName())
@@ -253,7 +256,8 @@ class PostgresPartitionedOutboxTests {
 			.migrate();
 	}
 
-	private static void append(DataSource dataSource, List<String> keys, int rowsPerKey) {
+	/** Append, in one transaction, rows of each key in turn to the outbox table. */
+	static void append(DataSource dataSource, List<String> keys, int rowsPerKey) {
 		JdbcOutbox outbox = OutboxTestSupport.outbox(dataSource, TABLE);
 		OutboxTestSupport.transactions(dataSource).executeWithoutResult((status) -> {
 			for (int row = 0; row < rowsPerKey; row++) {
